@@ -1,0 +1,93 @@
+/**
+ * The one error catalog of pixport. Every failure the core reports carries one of these codes; the
+ * HTTP layer maps codes to statuses in exactly one table (`@pixport/http` error-status), and the
+ * core knows nothing about HTTP.
+ */
+export const ErrorCodes = {
+  /** No API key, or a key that is unknown or revoked. */
+  UNAUTHORIZED: "UNAUTHORIZED",
+  /** The key is valid but may not touch this resource (another account's image). */
+  FORBIDDEN: "FORBIDDEN",
+  /** The feature is not available to this key kind (e.g. a live-only operation with a test key). */
+  FEATURE_NOT_AVAILABLE: "FEATURE_NOT_AVAILABLE",
+  /** The monthly quota of the account is used up. */
+  QUOTA_EXCEEDED: "QUOTA_EXCEEDED",
+  /** No image with that id for this caller (unknown, deleted, or in the other stage). */
+  IMAGE_NOT_FOUND: "IMAGE_NOT_FOUND",
+  /** The request failed validation; `issues` lists every failing field. */
+  VALIDATION_FAILED: "VALIDATION_FAILED",
+  /** The bytes are not a readable jpeg, png or webp image. */
+  INVALID_IMAGE: "INVALID_IMAGE",
+  /** The input exceeds the byte, pixel or side limits. */
+  IMAGE_TOO_LARGE: "IMAGE_TOO_LARGE",
+  /** The requested output would exceed the output side limit. */
+  OUTPUT_TOO_LARGE: "OUTPUT_TOO_LARGE",
+  /** The request could not be parsed (malformed JSON, empty JSON body, wrong content type). */
+  BAD_REQUEST: "BAD_REQUEST",
+  /** The rate limit of the key is exhausted. */
+  RATE_LIMITED: "RATE_LIMITED",
+  /** The configured adapter cannot perform the requested step or format. */
+  UNSUPPORTED_OPERATION: "UNSUPPORTED_OPERATION",
+  /** A storage backend is unavailable (outage, throttling); the request may be retried. */
+  STORAGE_UNAVAILABLE: "STORAGE_UNAVAILABLE",
+  /** A factory received invalid options. */
+  INVALID_CONFIGURATION: "INVALID_CONFIGURATION",
+  /** Anything unexpected. The cause goes to the logger, never to the client. */
+  INTERNAL: "INTERNAL",
+} as const;
+
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+/** One failing field: `path` is a dotted field path (`watermarks.0.id`), `message` starts with a verb. */
+export interface ValidationIssue {
+  path: string;
+  message: string;
+}
+
+const MARKER = Symbol.for("pixport.error");
+
+export interface ImagePipelineErrorOptions {
+  /** Failing fields, for the 422-family codes. */
+  issues?: readonly ValidationIssue[];
+  /** Seconds after which a retry may succeed (rate limits, outages). */
+  retryAfterSeconds?: number;
+  cause?: unknown;
+}
+
+/**
+ * The base error of pixport. Recognise it with {@link isImagePipelineError}, which works across
+ * duplicated copies of this package (it checks a `Symbol.for` marker, not `instanceof`).
+ */
+export class ImagePipelineError extends Error {
+  readonly [MARKER] = true;
+  readonly code: ErrorCode;
+  readonly issues: readonly ValidationIssue[];
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(code: ErrorCode, message: string, options: ImagePipelineErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "ImagePipelineError";
+    this.code = code;
+    this.issues = options.issues ?? [];
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+}
+
+/** True for any pixport error, even one thrown by another copy of `@pixport/core`. */
+export function isImagePipelineError(value: unknown): value is ImagePipelineError {
+  return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[MARKER] === true;
+}
+
+/** A 422-family error listing every failing field. */
+export function validationError(
+  issues: readonly ValidationIssue[],
+  code: ErrorCode = ErrorCodes.VALIDATION_FAILED,
+): ImagePipelineError {
+  const summary = issues.map((issue) => `${issue.path} ${issue.message}`).join("; ");
+  return new ImagePipelineError(code, summary || "validation failed", { issues });
+}
+
+/** The contract's 404 message: `Image with id <id> not found.` */
+export function imageNotFound(id: string): ImagePipelineError {
+  return new ImagePipelineError(ErrorCodes.IMAGE_NOT_FOUND, `Image with id ${id} not found.`);
+}

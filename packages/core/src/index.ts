@@ -1,0 +1,125 @@
+export {
+  type BlobStorePublisherOptions,
+  createBlobStorePublisher,
+  publicKeyFor,
+} from "./blob-store-publisher.js";
+export {
+  type ErrorCode,
+  ErrorCodes,
+  ImagePipelineError,
+  type ImagePipelineErrorOptions,
+  imageNotFound,
+  isImagePipelineError,
+  type ValidationIssue,
+  validationError,
+} from "./errors.js";
+export {
+  API_KEY_PATTERN,
+  constantTimeEqual,
+  createRandomIdGenerator,
+  generateApiKey,
+  generateKeyId,
+  hashApiKey,
+  randomString,
+} from "./ids.js";
+export {
+  blobKeyFor,
+  FILE_EXTENSIONS,
+  formatHasAlpha,
+  IMAGE_FORMATS,
+  IMAGE_ID_PATTERN,
+  type Image,
+  type ImageFormat,
+  type ImageRecord,
+  type KeyKind,
+  MIME_TYPES,
+  sniffImageFormat,
+  toImage,
+} from "./image.js";
+export { DEFAULT_LIMITS, formatBytes, type Limits, type LimitsOptions, limitsSchema } from "./limits.js";
+export { createMemoryBlobStore } from "./memory/memory-blob-store.js";
+export { createMemoryImageRepository } from "./memory/memory-image-repository.js";
+export { createMemoryKeyStore } from "./memory/memory-key-store.js";
+export { compareNewestFirst, paginate } from "./memory/paginate.js";
+export type { Caller, PipelineContext } from "./operations/context.js";
+export type {
+  DownloadedImage,
+  ImageIdInput,
+  ImageList,
+  ListImagesRequest,
+  PageCursor,
+} from "./operations/manage-images.js";
+export type { TransformInput } from "./operations/transform-image.js";
+export type { UploadImageInput } from "./operations/upload-image.js";
+export {
+  createImagePipeline,
+  type ImagePipeline,
+  type ImagePipelineDeps,
+  type ImagePipelineOptions,
+  imagePipelineOptionsSchema,
+} from "./pipeline.js";
+export { BILLING_UNITS, billedUnits } from "./policies/billing.js";
+export {
+  assertBlobKey,
+  BLOB_KEY_PATTERN,
+  type BlobInfo,
+  type BlobMetadata,
+  type BlobStore,
+} from "./ports/blob-store.js";
+export { type Clock, systemClock } from "./ports/clock.js";
+export type { IdGenerator } from "./ports/id-generator.js";
+export type {
+  CodecCapabilities,
+  DecodeLimits,
+  EncodedImage,
+  ImageCodec,
+  ImageHeader,
+  TransformRequest,
+} from "./ports/image-codec.js";
+export type { ImagePublisher, PublishRequest } from "./ports/image-publisher.js";
+export type {
+  ExpiredImagesQuery,
+  ImageOwner,
+  ImagePage,
+  ImageRecordPatch,
+  ImageRepository,
+  ListImagesQuery,
+} from "./ports/image-repository.js";
+export type { ApiKeyRecord, KeyStore } from "./ports/key-store.js";
+export { type Logger, silentLogger } from "./ports/logger.js";
+export {
+  blurSchema,
+  colorSchema,
+  convertSchema,
+  cropSchema,
+  formatIssues,
+  imageIdSchema,
+  imagePathSchema,
+  listImagesSchema,
+  mirrorSchema,
+  modulateSchema,
+  POSITIONS,
+  parseAll,
+  resizeSchema,
+  rotateSchema,
+  uploadImageSchema,
+  watermarkEntrySchema,
+  watermarkSchema,
+} from "./schemas.js";
+export { BLACK, parseColor, type Rgba, TRANSPARENT } from "./transforms/color.js";
+export { planOutputSize, rotatedSize, type Size, stepOutputSize } from "./transforms/plan.js";
+export {
+  type BlurStep,
+  type CropStep,
+  type MirrorStep,
+  type ModulateStep,
+  type OutputOptions,
+  type OverlayLayer,
+  type OverlayStep,
+  type Position,
+  type ResizeStep,
+  type RotateStep,
+  TRANSFORM_STEP_TYPES,
+  type TransformStep,
+  type TransformStepType,
+} from "./transforms/steps.js";

@@ -1,0 +1,31 @@
+import { z } from "zod";
+
+/**
+ * Safety limits, on by default and configurable per deployment.
+ */
+export const limitsSchema = z.object({
+  /** Largest accepted upload, bytes. @default 20 MiB */
+  maxUploadBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(20 * 1024 * 1024),
+  /** Largest decoded input, width x height. @default 50,000,000 */
+  maxInputPixels: z.number().int().positive().default(50_000_000),
+  /** Largest input side, px. @default 10,000 */
+  maxInputSide: z.number().int().positive().default(10_000),
+  /** Largest output side, px. @default 10,000 */
+  maxOutputSide: z.number().int().positive().default(10_000),
+});
+
+export type Limits = z.output<typeof limitsSchema>;
+export type LimitsOptions = z.input<typeof limitsSchema>;
+
+export const DEFAULT_LIMITS: Limits = limitsSchema.parse({});
+
+/** Human form of a byte count for messages: `20MB`, `512KB`. */
+export function formatBytes(bytes: number): string {
+  if (bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)}MB`;
+  if (bytes % 1024 === 0) return `${bytes / 1024}KB`;
+  return `${bytes} bytes`;
+}

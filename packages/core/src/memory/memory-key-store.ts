@@ -1,0 +1,21 @@
+import type { ApiKeyRecord, KeyStore } from "../ports/key-store.js";
+
+/** A KeyStore in process memory (tests, library use, single-process demos). */
+export function createMemoryKeyStore(initial: readonly ApiKeyRecord[] = []): KeyStore {
+  const byHash = new Map<string, ApiKeyRecord>(initial.map((record) => [record.hash, { ...record }]));
+  return {
+    async findByHash(hash) {
+      const record = byHash.get(hash);
+      return record === undefined ? null : { ...record };
+    },
+    async insert(record) {
+      if (byHash.has(record.hash) || [...byHash.values()].some((existing) => existing.id === record.id)) {
+        throw new Error(`A key with id ${record.id} or the same hash already exists.`);
+      }
+      byHash.set(record.hash, { ...record });
+    },
+    async list() {
+      return [...byHash.values()].map((record) => ({ ...record }));
+    },
+  };
+}

@@ -1,0 +1,141 @@
+import { ErrorCodes, ImagePipelineError, imageNotFound, isImagePipelineError } from "../errors.js";
+import {
+  blobKeyFor,
+  type Image,
+  type ImageFormat,
+  type ImageRecord,
+  type KeyKind,
+  MIME_TYPES,
+  toImage,
+} from "../image.js";
+import type { Limits } from "../limits.js";
+import type { BlobStore } from "../ports/blob-store.js";
+import type { Clock } from "../ports/clock.js";
+import type { IdGenerator } from "../ports/id-generator.js";
+import type { EncodedImage, ImageCodec } from "../ports/image-codec.js";
+import type { ImagePublisher } from "../ports/image-publisher.js";
+import type { ImageRepository } from "../ports/image-repository.js";
+import type { KeyStore } from "../ports/key-store.js";
+import type { Logger } from "../ports/logger.js";
+
+/** The authenticated caller of an operation. */
+export interface Caller {
+  accountId: string;
+  /** The key's kind, which is also the stage its images live in. */
+  keyKind: KeyKind;
+  /** Id of the key record (not the secret). */
+  keyId: string;
+}
+
+/** Everything an operation needs, resolved once by `createImagePipeline`. */
+export interface PipelineContext {
+  codec: ImageCodec;
+  blobStore: BlobStore;
+  images: ImageRepository;
+  keys: KeyStore;
+  publisher: ImagePublisher;
+  clock: Clock;
+  ids: IdGenerator;
+  logger: Logger;
+  limits: Limits;
+  /** Quality used when re-encoding jpeg/webp outside `convert`. */
+  encodeQuality: number;
+}
+
+/**
+ * Loads an image the caller may use: unknown id or the other stage of the same account gives 404
+ * (`Image with id <id> not found.`), another account's image gives 403 (contract P17).
+ */
+export async function loadOwnedImage(
+  context: PipelineContext,
+  caller: Caller,
+  id: string,
+): Promise<ImageRecord> {
+  const record = await context.images.get(id);
+  if (record === null) throw imageNotFound(id);
+  if (record.accountId !== caller.accountId) {
+    throw new ImagePipelineError(ErrorCodes.FORBIDDEN, `Image with id ${id} belongs to another account.`);
+  }
+  if (record.stage !== caller.keyKind) throw imageNotFound(id);
+  return record;
+}
+
+/** Loads the private bytes of a record; a missing blob is an internal inconsistency (500). */
+export async function loadImageBytes(context: PipelineContext, record: ImageRecord): Promise<Uint8Array> {
+  const data = await context.blobStore.get(record.blobKey);
+  if (data === null) {
+    throw new ImagePipelineError(ErrorCodes.INTERNAL, `The stored bytes of image ${record.id} are missing.`);
+  }
+  return data;
+}
+
+/**
+ * Stores a newly produced image: blob first, metadata second, so a record never points at missing
+ * bytes. When the metadata write fails the blob is removed again (best effort; a leftover blob is
+ * private and unreferenced).
+ */
+export async function storeNewImage(
+  context: PipelineContext,
+  caller: Caller,
+  encoded: EncodedImage,
+  name: string,
+): Promise<Image> {
+  const id = context.ids.imageId();
+  const blobKey = blobKeyFor(id, encoded.format);
+  const record: ImageRecord = {
+    id,
+    accountId: caller.accountId,
+    stage: caller.keyKind,
+    name,
+    format: encoded.format,
+    width: encoded.width,
+    height: encoded.height,
+    size: encoded.data.byteLength,
+    createdAt: context.clock.now().toISOString(),
+    blobKey,
+    url: null,
+  };
+  await context.blobStore.put(blobKey, encoded.data, { contentType: MIME_TYPES[encoded.format] });
+  try {
+    await context.images.insert(record);
+  } catch (error) {
+    await context.blobStore.delete(blobKey).catch((cleanupError: unknown) => {
+      context.logger.warn?.("could not remove the blob of a failed insert", {
+        blobKey,
+        error: String(cleanupError),
+      });
+    });
+    throw error;
+  }
+  return toImage(record);
+}
+
+/** Wraps a codec failure on stored (already validated) bytes as an internal error. */
+export function internalCodecError(error: unknown, format: ImageFormat): ImagePipelineError {
+  if (isImagePipelineError(error) && error.code !== ErrorCodes.INVALID_IMAGE) return error;
+  return new ImagePipelineError(ErrorCodes.INTERNAL, `Processing a stored ${format} image failed.`, {
+    cause: error,
+  });
+}
+
+/** Throws `UNSUPPORTED_OPERATION` before any work when the codec lacks a step or the output format. */
+export function assertCodecSupports(
+  context: PipelineContext,
+  steps: readonly { type: string }[],
+  format: ImageFormat,
+): void {
+  const { capabilities, name } = context.codec;
+  const step = steps.find((candidate) => !capabilities.steps.includes(candidate.type as never));
+  if (step !== undefined) {
+    throw new ImagePipelineError(
+      ErrorCodes.UNSUPPORTED_OPERATION,
+      `The ${name} codec cannot run the ${step.type} step.`,
+    );
+  }
+  if (!capabilities.outputFormats.includes(format)) {
+    throw new ImagePipelineError(
+      ErrorCodes.UNSUPPORTED_OPERATION,
+      `The ${name} codec cannot encode ${format}.`,
+    );
+  }
+}

@@ -1,0 +1,154 @@
+import { ErrorCodes, ImagePipelineError, validationError } from "../errors.js";
+import { type Image, MIME_TYPES, toImage } from "../image.js";
+import { imagePathSchema, listImagesSchema, parseAll } from "../schemas.js";
+import { type Caller, loadImageBytes, loadOwnedImage, type PipelineContext } from "./context.js";
+
+/** Identifies one image; `imageId` is validated (422 when malformed). */
+export interface ImageIdInput {
+  imageId: unknown;
+}
+
+function parseImageId(input: ImageIdInput): string {
+  return parseAll([[imagePathSchema, { image_id: input.imageId }]] as const)[0].image_id;
+}
+
+/** `GET /v1/images/{image_id}`. */
+export async function getImage(
+  context: PipelineContext,
+  caller: Caller,
+  input: ImageIdInput,
+): Promise<Image> {
+  return toImage(await loadOwnedImage(context, caller, parseImageId(input)));
+}
+
+/** Input of {@link listImages}: raw query values (`take` may be a numeric string). */
+export interface ListImagesRequest {
+  take?: unknown;
+  from?: unknown;
+}
+
+/** A page cursor: the `take` and inclusive `from` of another page. */
+export interface PageCursor {
+  take: number;
+  from: string;
+}
+
+/** Result of {@link listImages}. */
+export interface ImageList {
+  data: Image[];
+  next: PageCursor | null;
+  previous: PageCursor | null;
+}
+
+/**
+ * `GET /v1/images`: the caller's images of its own stage, newest first. `from` is the inclusive id
+ * of the first image of the page; an id that is not one of the caller's images is a 422 on `from`.
+ * Query strings such as `take=undefined` (sent by some HTTP clients for unset values) count as absent.
+ */
+export async function listImages(
+  context: PipelineContext,
+  caller: Caller,
+  input: ListImagesRequest,
+): Promise<ImageList> {
+  const absent = (value: unknown) =>
+    value === undefined || value === "undefined" || value === "" ? undefined : value;
+  const rawTake = absent(input.take);
+  const take =
+    typeof rawTake === "string" && /^-?\d+$/.test(rawTake)
+      ? Number(rawTake)
+      : rawTake === undefined
+        ? undefined
+        : rawTake;
+  const [query] = parseAll([[listImagesSchema, { take, from: absent(input.from) }]] as const);
+  const page = await context.images.list({
+    accountId: caller.accountId,
+    stage: caller.keyKind,
+    take: query.take,
+    ...(query.from === undefined ? {} : { from: query.from }),
+  });
+  if (page === null) throw validationError([{ path: "from", message: "must be a valid image id" }]);
+  return {
+    data: page.items.map(toImage),
+    next: page.next === null ? null : { take: query.take, from: page.next },
+    previous: page.previous === null ? null : { take: query.take, from: page.previous },
+  };
+}
+
+/**
+ * `DELETE /v1/images/{image_id}`: removes the public copy first (so nothing stays public), then the
+ * metadata (the image is gone for the API), then the private bytes (best effort: a leftover blob is
+ * private and unreferenced). Images derived from it are untouched.
+ */
+export async function deleteImage(
+  context: PipelineContext,
+  caller: Caller,
+  input: ImageIdInput,
+): Promise<void> {
+  const record = await loadOwnedImage(context, caller, parseImageId(input));
+  if (record.url !== null) await context.publisher.unpublish({ id: record.id, format: record.format });
+  if (!(await context.images.delete(record.id))) return;
+  await context.blobStore.delete(record.blobKey).catch((error: unknown) => {
+    context.logger.warn?.("could not delete the bytes of a deleted image", {
+      id: record.id,
+      error: String(error),
+    });
+  });
+}
+
+/** Result of {@link downloadImage}. */
+export interface DownloadedImage {
+  image: Image;
+  data: Uint8Array;
+  contentType: string;
+}
+
+/** `GET /v1/images/{image_id}/download`: the stored bytes with their MIME type. */
+export async function downloadImage(
+  context: PipelineContext,
+  caller: Caller,
+  input: ImageIdInput,
+): Promise<DownloadedImage> {
+  const record = await loadOwnedImage(context, caller, parseImageId(input));
+  const data = await loadImageBytes(context, record);
+  return { image: toImage(record), data, contentType: MIME_TYPES[record.format] };
+}
+
+/** `POST /v1/images/{image_id}/publish`: idempotent; the same URL on every call. */
+export async function publishImage(
+  context: PipelineContext,
+  caller: Caller,
+  input: ImageIdInput,
+): Promise<Image> {
+  const record = await loadOwnedImage(context, caller, parseImageId(input));
+  const url = await context.publisher.publish({
+    id: record.id,
+    format: record.format,
+    blobKey: record.blobKey,
+  });
+  if (record.url === url) return toImage(record);
+  const updated = await context.images.update(record.id, { url });
+  if (updated === null) {
+    // Deleted concurrently: take the copy down again so nothing unreferenced stays public.
+    await context.publisher.unpublish({ id: record.id, format: record.format });
+    throw new ImagePipelineError(ErrorCodes.IMAGE_NOT_FOUND, `Image with id ${record.id} not found.`);
+  }
+  return toImage(updated);
+}
+
+/**
+ * `POST /v1/images/{image_id}/unpublish`: idempotent. The public copy is removed before the record
+ * changes, so a failure never leaves an image public while its record says private.
+ */
+export async function unpublishImage(
+  context: PipelineContext,
+  caller: Caller,
+  input: ImageIdInput,
+): Promise<Image> {
+  const record = await loadOwnedImage(context, caller, parseImageId(input));
+  await context.publisher.unpublish({ id: record.id, format: record.format });
+  if (record.url === null) return toImage(record);
+  const updated = await context.images.update(record.id, { url: null });
+  if (updated === null)
+    throw new ImagePipelineError(ErrorCodes.IMAGE_NOT_FOUND, `Image with id ${record.id} not found.`);
+  return toImage(updated);
+}

@@ -1,0 +1,103 @@
+import { ErrorCodes, ImagePipelineError, isImagePipelineError, validationError } from "../errors.js";
+import { type Image, sniffImageFormat } from "../image.js";
+import { formatBytes } from "../limits.js";
+import { parseAll, uploadImageSchema } from "../schemas.js";
+import { BLACK } from "../transforms/color.js";
+import { assertCodecSupports, type Caller, type PipelineContext, storeNewImage } from "./context.js";
+
+/** Input of {@link uploadImage}. */
+export interface UploadImageInput {
+  /** The `name` form field (validated: string of 1..30 characters). */
+  name: unknown;
+  /** The `image` file bytes, or `undefined` when no file was sent. */
+  image: Uint8Array | undefined;
+}
+
+/**
+ * Validates and ingests new image bytes: the format is sniffed from the bytes (jpeg, png, webp;
+ * everything else is refused), the header is checked against the byte, pixel and side limits
+ * before any decode, and the image is re-encoded (EXIF orientation applied, metadata such as GPS
+ * stripped, embedded payloads destroyed). Every failing field is reported at once.
+ */
+export async function ingestImage(
+  context: PipelineContext,
+  caller: Caller,
+  input: UploadImageInput,
+  field: string,
+): Promise<Image> {
+  const issues: { path: string; message: string }[] = [];
+  let name: string | undefined;
+  try {
+    [{ name }] = parseAll([[uploadImageSchema, { name: input.name }]] as const);
+  } catch (error) {
+    if (!isImagePipelineError(error)) throw error;
+    issues.push(...error.issues);
+  }
+  const { limits } = context;
+  const image = input.image;
+  let code: (typeof ErrorCodes)[keyof typeof ErrorCodes] = ErrorCodes.VALIDATION_FAILED;
+  if (image === undefined) {
+    issues.push({ path: field, message: "is required" });
+  } else if (image.byteLength > limits.maxUploadBytes) {
+    issues.push({ path: field, message: `must not be larger than ${formatBytes(limits.maxUploadBytes)}` });
+    code = ErrorCodes.IMAGE_TOO_LARGE;
+  } else if (image.byteLength === 0 || sniffImageFormat(image) === null) {
+    issues.push({ path: field, message: "must be a jpeg, png or webp file" });
+    code = ErrorCodes.INVALID_IMAGE;
+  }
+  if (issues.length > 0 || image === undefined || name === undefined) throw validationError(issues, code);
+
+  const header = await context.codec.probe(image).catch(() => null);
+  if (header === null) {
+    throw validationError(
+      [{ path: field, message: "must be a valid jpeg, png or webp image" }],
+      ErrorCodes.INVALID_IMAGE,
+    );
+  }
+  const pixels = header.width * header.height;
+  if (
+    header.width > limits.maxInputSide ||
+    header.height > limits.maxInputSide ||
+    pixels > limits.maxInputPixels
+  ) {
+    throw validationError(
+      [
+        {
+          path: field,
+          message: `must be at most ${limits.maxInputSide} x ${limits.maxInputSide} pixels and ${limits.maxInputPixels / 1e6} megapixels (received ${header.width} x ${header.height})`,
+        },
+      ],
+      ErrorCodes.IMAGE_TOO_LARGE,
+    );
+  }
+
+  assertCodecSupports(context, [], header.format);
+  let encoded: Awaited<ReturnType<typeof context.codec.transform>>;
+  try {
+    encoded = await context.codec.transform({
+      input: image,
+      steps: [],
+      output: { format: header.format, quality: context.encodeQuality, flattenBackground: BLACK },
+      limits: { maxInputPixels: limits.maxInputPixels },
+    });
+  } catch (error) {
+    if (isImagePipelineError(error) && error.code === ErrorCodes.IMAGE_TOO_LARGE) {
+      throw validationError([{ path: field, message: error.message }], ErrorCodes.IMAGE_TOO_LARGE);
+    }
+    if (isImagePipelineError(error) && error.code !== ErrorCodes.INVALID_IMAGE) throw error;
+    throw new ImagePipelineError(ErrorCodes.INVALID_IMAGE, `${field} could not be decoded`, {
+      issues: [{ path: field, message: "must be a valid jpeg, png or webp image (it could not be decoded)" }],
+      cause: error,
+    });
+  }
+  return storeNewImage(context, caller, encoded, name);
+}
+
+/** `POST /v1/images/upload`: creates an image from uploaded bytes. */
+export function uploadImage(
+  context: PipelineContext,
+  caller: Caller,
+  input: UploadImageInput,
+): Promise<Image> {
+  return ingestImage(context, caller, input, "image");
+}

@@ -1,0 +1,202 @@
+import { z } from "zod";
+import { type ValidationIssue, validationError } from "./errors.js";
+import { IMAGE_ID_PATTERN } from "./image.js";
+import { parseColor } from "./transforms/color.js";
+
+/*
+ * Request schemas with the contract's bounds and defaults. Messages are written without the field
+ * name; `formatIssues` prefixes the dotted path, giving the contract's `<field> <message>` strings.
+ * Objects are not strict: unknown fields are ignored, as the original service does.
+ */
+
+const required = (message: string) => (issue: { input?: unknown }) =>
+  issue.input === undefined ? "is required" : message;
+
+const nameField = z
+  .string({ error: required("must be a string") })
+  .min(1, "must be between 1 and 30 characters long")
+  .max(30, "must be between 1 and 30 characters long");
+
+const integerBetween = (min: number, max: number) => {
+  const message = `must be an integer between ${min} and ${max}`;
+  return z
+    .number({ error: required(message) })
+    .int(message)
+    .min(min, message)
+    .max(max, message);
+};
+
+const numberBetween = (min: number, max: number) => {
+  const message = `must be a number between ${min} and ${max}`;
+  return z
+    .number({ error: required(message) })
+    .min(min, message)
+    .max(max, message);
+};
+
+const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values, { error: required(`must be one of: ${values.join(", ")}`) });
+
+/** An image id path or body field. */
+export const imageIdSchema = z
+  .string({ error: required("must be a valid image id") })
+  .regex(IMAGE_ID_PATTERN, "must be a valid image id");
+
+/** A colour string (CSS name, `#rgb`, `#rgba`, `#rrggbb`, `#rrggbbaa`, `transparent`). */
+export const colorSchema = z
+  .string({ error: required("must be a colour string") })
+  .refine((value) => parseColor(value) !== null, {
+    message: "must be a CSS colour name, #rgb, #rrggbb, #rrggbbaa or transparent",
+  });
+
+const optionalName = { name: nameField.optional() };
+
+export const uploadImageSchema = z.object({ name: nameField });
+
+export const listImagesSchema = z.object({
+  take: integerBetween(1, 100).default(10),
+  from: imageIdSchema.optional(),
+});
+
+export const mirrorSchema = z.object({ mode: oneOf(["horizontal", "vertical", "both"]), ...optionalName });
+
+export const convertSchema = z.object({
+  format: oneOf(["jpeg", "png", "webp", "jpg"]).transform((value) => (value === "jpg" ? "jpeg" : value)),
+  /** @default 100 */
+  quality: integerBetween(1, 100).default(100),
+  ...optionalName,
+});
+
+export const POSITIONS = [
+  "center",
+  "top",
+  "right",
+  "bottom",
+  "left",
+  "top-left",
+  "top-right",
+  "bottom-left",
+  "bottom-right",
+] as const;
+
+export const resizeSchema = z
+  .object({
+    width: integerBetween(1, 10000).optional(),
+    height: integerBetween(1, 10000).optional(),
+    fit: oneOf(["fill", "contain", "cover"]).default("fill"),
+    position: oneOf(POSITIONS).default("center"),
+    letterbox_color: colorSchema.optional(),
+    ...optionalName,
+  })
+  .superRefine((value, context) => {
+    if (value.width === undefined && value.height === undefined) {
+      context.addIssue({ code: "custom", path: ["width"], message: "is required when height is not given" });
+    }
+  });
+
+const coordinate = z
+  .number({ error: required("must be an integer greater than or equal to 0") })
+  .int("must be an integer")
+  .min(0, "must be an integer greater than or equal to 0");
+
+export const cropSchema = z.object({
+  x1: coordinate,
+  y1: coordinate,
+  x2: coordinate,
+  y2: coordinate,
+  ...optionalName,
+});
+
+export const rotateSchema = z.object({
+  angle: z.number({ error: required("must be a number") }).refine(Number.isFinite, "must be a finite number"),
+  unit: oneOf(["degrees", "radians"]).default("degrees"),
+  background_color: colorSchema.optional(),
+  ...optionalName,
+});
+
+const MODULATE_FIELDS = ["brightness", "saturation", "exposure", "contrast", "lightness", "hue"] as const;
+
+export const modulateSchema = z
+  .object({
+    brightness: numberBetween(-100, 100).optional(),
+    saturation: numberBetween(-100, 100).optional(),
+    exposure: numberBetween(-100, 100).optional(),
+    contrast: numberBetween(-100, 100).optional(),
+    lightness: numberBetween(-100, 100).optional(),
+    hue: integerBetween(-360, 360).optional(),
+    ...optionalName,
+  })
+  .superRefine((value, context) => {
+    if (MODULATE_FIELDS.every((field) => value[field] === undefined)) {
+      context.addIssue({
+        code: "custom",
+        path: ["body"],
+        message: `must contain at least one of: ${MODULATE_FIELDS.join(", ")}`,
+      });
+    }
+  });
+
+export const blurSchema = z.object({
+  /** @default 20 */
+  sigma: numberBetween(1, 1000).default(20),
+  ...optionalName,
+});
+
+export const watermarkEntrySchema = z.object({
+  id: imageIdSchema,
+  left: numberBetween(-10000, 10000).default(0),
+  top: numberBetween(-10000, 10000).default(0),
+  width: integerBetween(1, 10000).optional(),
+  height: integerBetween(1, 10000).optional(),
+  repetition_mode: oneOf(["no-repeat", "repeat", "repeat-x", "repeat-y"]).default("no-repeat"),
+});
+
+export const watermarkSchema = z.object({
+  watermarks: z
+    .array(watermarkEntrySchema, { error: required("must be an array of 1 to 5 watermarks") })
+    .min(1, "must be an array of 1 to 5 watermarks")
+    .max(5, "must be an array of 1 to 5 watermarks"),
+  ...optionalName,
+});
+
+/** Path parameters of every `/v1/images/{image_id}...` route. */
+export const imagePathSchema = z.object({ image_id: imageIdSchema });
+
+export type ListImagesInput = z.input<typeof listImagesSchema>;
+export type MirrorInput = z.input<typeof mirrorSchema>;
+export type ConvertInput = z.input<typeof convertSchema>;
+export type ResizeInput = z.input<typeof resizeSchema>;
+export type CropInput = z.input<typeof cropSchema>;
+export type RotateInput = z.input<typeof rotateSchema>;
+export type ModulateInput = z.input<typeof modulateSchema>;
+export type BlurInput = z.input<typeof blurSchema>;
+export type WatermarkInput = z.input<typeof watermarkSchema>;
+export type WatermarkEntry = z.output<typeof watermarkEntrySchema>;
+
+/** Turns zod issues into `<path> <message>` issues. A non-object body is reported as `body`. */
+export function formatIssues(issues: readonly z.core.$ZodIssue[]): ValidationIssue[] {
+  return issues.map((issue) => {
+    const path = issue.path.map(String).join(".");
+    if (path === "") {
+      return { path: "body", message: "must be a JSON object" };
+    }
+    return { path, message: issue.message };
+  });
+}
+
+/**
+ * Validates `input` against several schemas at once (e.g. the path and the body) and throws one
+ * `VALIDATION_FAILED` error that lists every failing field of all of them.
+ */
+export function parseAll<const T extends readonly z.ZodType[]>(
+  pairs: { [K in keyof T]: [T[K], unknown] },
+): { [K in keyof T]: z.output<T[K]> } {
+  const issues: ValidationIssue[] = [];
+  const results = pairs.map(([schema, value]) => {
+    const result = schema.safeParse(value);
+    if (!result.success) issues.push(...formatIssues(result.error.issues));
+    return result.success ? result.data : undefined;
+  });
+  if (issues.length > 0) throw validationError(issues);
+  return results as { [K in keyof T]: z.output<T[K]> };
+}
