@@ -23,7 +23,8 @@ export function createMemoryImageRepository(): ImageRepository {
     async update(id, patch) {
       const record = records.get(id);
       if (record === undefined) return null;
-      const updated = { ...record, ...patch };
+      // Only known fields, and `undefined` means "leave unchanged" (a spread would erase `url`).
+      const updated = patch.url === undefined ? { ...record } : { ...record, url: patch.url };
       records.set(id, updated);
       return { ...updated };
     },

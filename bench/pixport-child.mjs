@@ -1,0 +1,18 @@
+// The prebuilt pixport server (built packages) on a random port over a temporary data directory.
+import { createApiKey, resolveServerConfig, startPixportServer } from "@pixport/server";
+
+let peakRss = 0;
+setInterval(() => {
+  peakRss = Math.max(peakRss, process.memoryUsage.rss());
+}, 20).unref();
+process.on("message", (message) => {
+  if (message === "peak-rss") process.send({ peakRss: Math.max(peakRss, process.memoryUsage.rss()) });
+});
+
+const running = await startPixportServer(
+  resolveServerConfig({ port: 0, host: "127.0.0.1", dataDir: process.argv[2], log: false }),
+);
+const { key } = await createApiKey(running.keys, { kind: "live", accountId: "bench" });
+console.log(`KEY ${key}`);
+console.log(`listening on ${running.url}`);
+process.on("SIGTERM", () => running.close().then(() => process.exit(0)));

@@ -1,0 +1,168 @@
+// Compares POST /v1/images/{id}/resize on the prebuilt pixport server against a raw sharp server on
+// node:http doing the same resize (1920x1280 JPEG to 800 px wide), in one run, at the same
+// concurrency. Each server runs in its own child process so their RSS is measured separately.
+// Usage: node bench/resize-throughput.mjs [--seconds 15] [--concurrency 4] [--warmup 3]
+import { spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import sharp from "sharp";
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: "string", default: "15" },
+    concurrency: { type: "string", default: "4" },
+    warmup: { type: "string", default: "3" },
+    rounds: { type: "string", default: "2" },
+  },
+});
+const seconds = Number(values.seconds);
+const concurrency = Number(values.concurrency);
+const warmup = Number(values.warmup);
+const rounds = Number(values.rounds);
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+/** A photo-like 1920x1280 JPEG (gradients + noise), generated so nothing is downloaded. */
+async function fixture() {
+  const width = 1920;
+  const height = 1280;
+  const raw = Buffer.alloc(width * height * 3);
+  let seed = 7;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      const noise = (seed >> 16) % 32;
+      const offset = (y * width + x) * 3;
+      raw[offset] = ((x * 255) / width + noise) & 255;
+      raw[offset + 1] = ((y * 255) / height + noise) & 255;
+      raw[offset + 2] = (((x + y) * 255) / (width + height)) & 255;
+    }
+  }
+  return sharp(raw, { raw: { width, height, channels: 3 } })
+    .jpeg({ quality: 90 })
+    .toBuffer();
+}
+
+function startChild(script, args, env = {}) {
+  const child = spawn(process.execPath, [script, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "inherit", "ipc"],
+  });
+  return new Promise((resolve, reject) => {
+    let output = "";
+    child.stdout.on("data", (chunk) => {
+      output += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(output);
+      if (match) resolve({ child, url: match[1], output: () => output });
+    });
+    child.once("exit", (code) => reject(new Error(`server exited ${code}: ${output}`)));
+  });
+}
+
+function peakRss(child) {
+  return new Promise((resolve) => {
+    child.once("message", (message) => resolve(message.peakRss));
+    child.send("peak-rss");
+  });
+}
+
+async function load(send, durationSeconds) {
+  const latencies = [];
+  const deadline = performance.now() + durationSeconds * 1000;
+  let failures = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline) {
+        const start = performance.now();
+        const ok = await send();
+        if (!ok) failures++;
+        latencies.push(performance.now() - start);
+      }
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  const p = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
+  return {
+    requests: latencies.length,
+    failures,
+    rps: latencies.length / durationSeconds,
+    p50: p(0.5),
+    p99: p(0.99),
+  };
+}
+
+const jpeg = await fixture();
+const dataDir = await mkdtemp(path.join(tmpdir(), "pixport-bench-"));
+const pixport = await startChild(path.join(here, "pixport-child.mjs"), [dataDir]);
+const raw = await startChild(path.join(here, "raw-sharp-server.mjs"), []);
+try {
+  const key = /KEY (\S+)/.exec(pixport.output())[1];
+  const form = new FormData();
+  form.append("name", "bench");
+  form.append("image", new Blob([jpeg]), "bench.jpg");
+  const uploaded = await (
+    await fetch(`${pixport.url}/v1/images/upload`, {
+      method: "POST",
+      headers: { "x-api-key": key },
+      body: form,
+    })
+  ).json();
+
+  const sendPixport = async () => {
+    const response = await fetch(`${pixport.url}/v1/images/${uploaded.id}/resize`, {
+      method: "POST",
+      headers: { "x-api-key": key, "content-type": "application/json" },
+      body: '{"width":800}',
+    });
+    await response.arrayBuffer();
+    return response.status === 201;
+  };
+  const sendRaw = async () => {
+    const response = await fetch(`${raw.url}/resize?width=800`, { method: "POST", body: jpeg });
+    await response.arrayBuffer();
+    return response.status === 200;
+  };
+
+  await load(sendPixport, warmup);
+  await load(sendRaw, warmup);
+  const results = { pixport: [], raw: [] };
+  // Alternate the two servers so drift in machine load affects both alike.
+  for (let round = 0; round < rounds; round++) {
+    results.raw.push(await load(sendRaw, seconds / rounds));
+    results.pixport.push(await load(sendPixport, seconds / rounds));
+  }
+  const merge = (list) => ({
+    requests: list.reduce((sum, item) => sum + item.requests, 0),
+    failures: list.reduce((sum, item) => sum + item.failures, 0),
+    rps: list.reduce((sum, item) => sum + item.rps, 0) / list.length,
+    p99: Math.max(...list.map((item) => item.p99)),
+    p50: list.reduce((sum, item) => sum + item.p50, 0) / list.length,
+  });
+  const ours = merge(results.pixport);
+  const reference = merge(results.raw);
+  const oursRss = await peakRss(pixport.child);
+  const referenceRss = await peakRss(raw.child);
+  const mb = (bytes) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
+  console.log(
+    `resize 1920x1280 JPEG -> 800 px wide, concurrency ${concurrency}, ${seconds} s each (${rounds} alternating rounds)`,
+  );
+  console.log(`                 req/s    p50 ms   p99 ms   peak RSS   failures`);
+  for (const [label, result, rss] of [
+    ["raw sharp", reference, referenceRss],
+    ["pixport", ours, oursRss],
+  ]) {
+    console.log(
+      `${label.padEnd(14)} ${result.rps.toFixed(1).padStart(7)} ${result.p50.toFixed(1).padStart(9)} ${result.p99.toFixed(1).padStart(8)} ${mb(rss).padStart(10)} ${String(result.failures).padStart(10)}`,
+    );
+  }
+  console.log(`throughput ratio pixport/raw: ${(ours.rps / reference.rps).toFixed(3)} (target >= 0.95)`);
+  console.log(
+    `p99 ratio pixport/raw: ${(ours.p99 / reference.p99).toFixed(3)}; RSS ratio: ${(oursRss / referenceRss).toFixed(2)}`,
+  );
+} finally {
+  pixport.child.kill("SIGTERM");
+  raw.child.kill("SIGTERM");
+  await rm(dataDir, { recursive: true, force: true });
+}

@@ -1,0 +1,187 @@
+import { describe, expect, it } from "vitest";
+import {
+  assertBlobKey,
+  billedUnits,
+  constantTimeEqual,
+  createBlobStorePublisher,
+  createImagePipeline,
+  createMemoryBlobStore,
+  createMemoryImageRepository,
+  createMemoryKeyStore,
+  createRandomIdGenerator,
+  generateApiKey,
+  hashApiKey,
+  type ImageCodec,
+  isImagePipelineError,
+  parseColor,
+  rotatedSize,
+  sniffImageFormat,
+} from "../src/index.js";
+
+describe("parseColor", () => {
+  it("parses names, short and long hex with alpha, and transparent", () => {
+    expect(parseColor("red")).toEqual({ r: 255, g: 0, b: 0, alpha: 1 });
+    expect(parseColor(" #0F0 ")).toEqual({ r: 0, g: 255, b: 0, alpha: 1 });
+    expect(parseColor("#00000080")).toEqual({ r: 0, g: 0, b: 0, alpha: 0.502 });
+    expect(parseColor("#abcd")).toEqual({ r: 0xaa, g: 0xbb, b: 0xcc, alpha: 0.867 });
+    expect(parseColor("Transparent")?.alpha).toBe(0);
+    expect(parseColor("RebeccaPurple")).toEqual({ r: 0x66, g: 0x33, b: 0x99, alpha: 1 });
+  });
+
+  it("refuses anything else", () => {
+    for (const value of ["", "#12", "#12345", "#gggggg", "rgb(0,0,0)", "notacolour", "#1234567"]) {
+      expect(parseColor(value)).toBeNull();
+    }
+  });
+});
+
+describe("rotatedSize", () => {
+  it("swaps sides for quarter turns and grows the box for other angles", () => {
+    expect(rotatedSize({ width: 200, height: 100 }, 90)).toEqual({ width: 100, height: 200 });
+    expect(rotatedSize({ width: 200, height: 100 }, -270)).toEqual({ width: 100, height: 200 });
+    expect(rotatedSize({ width: 200, height: 100 }, 180)).toEqual({ width: 200, height: 100 });
+    expect(rotatedSize({ width: 100, height: 100 }, 45)).toEqual({ width: 142, height: 142 });
+  });
+});
+
+describe("ids and keys", () => {
+  it("generates contract-shaped, distinct image ids", () => {
+    const ids = createRandomIdGenerator();
+    const seen = new Set(Array.from({ length: 500 }, () => ids.imageId()));
+    expect(seen.size).toBe(500);
+    for (const id of seen) expect(id).toMatch(/^image_[a-z][a-z0-9]{23}$/);
+  });
+
+  it("generates prefixed keys and hashes them with SHA-256", async () => {
+    expect(generateApiKey("live")).toMatch(/^live_[A-Za-z0-9]{32}$/);
+    expect(await hashApiKey("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  });
+
+  it("compares strings without short-circuiting on length", () => {
+    expect(constantTimeEqual("abc", "abc")).toBe(true);
+    expect(constantTimeEqual("abc", "abd")).toBe(false);
+    expect(constantTimeEqual("abc", "abcd")).toBe(false);
+    expect(constantTimeEqual("", "")).toBe(true);
+  });
+});
+
+describe("sniffImageFormat", () => {
+  it("recognises jpeg, png and webp by magic bytes only", () => {
+    expect(sniffImageFormat(new Uint8Array([0xff, 0xd8, 0xff, 0xe0]))).toBe("jpeg");
+    expect(sniffImageFormat(new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))).toBe("png");
+    expect(sniffImageFormat(new TextEncoder().encode("RIFF\0\0\0\0WEBPVP8 "))).toBe("webp");
+    expect(sniffImageFormat(new TextEncoder().encode("<svg xmlns=..."))).toBeNull();
+    expect(sniffImageFormat(new TextEncoder().encode("GIF89a"))).toBeNull();
+    expect(sniffImageFormat(new Uint8Array())).toBeNull();
+  });
+});
+
+describe("assertBlobKey", () => {
+  it("accepts generated keys and refuses traversal, absolute and odd keys", () => {
+    expect(() => assertBlobKey("images/image_abc.png")).not.toThrow();
+    for (const key of ["../x", "images/../../etc", "/etc/passwd", "Images/X", "", "a//b", "a/./b", "a\\b"]) {
+      expect(() => assertBlobKey(key), key).toThrow(TypeError);
+    }
+  });
+});
+
+describe("billing", () => {
+  it("bills live keys per the contract and never test keys", () => {
+    expect(billedUnits("resizeImage", "live")).toBe(1);
+    expect(billedUnits("removeImageBackground", "live")).toBe(2);
+    expect(billedUnits("resizeImage", "test")).toBe(0);
+    expect(billedUnits("getImage", "live")).toBe(0);
+  });
+});
+
+/** A codec that must never be reached: these tests stop before any image work. */
+const unreachableCodec: ImageCodec = {
+  name: "unreachable",
+  capabilities: { inputFormats: ["png"], outputFormats: ["png"], steps: [] },
+  probe: () => Promise.reject(new Error("probe must not be called")),
+  transform: () => Promise.reject(new Error("transform must not be called")),
+};
+
+function pipelineWith(codec: ImageCodec = unreachableCodec) {
+  const blobStore = createMemoryBlobStore();
+  const keys = createMemoryKeyStore();
+  return {
+    keys,
+    pipeline: createImagePipeline({
+      codec,
+      blobStore,
+      images: createMemoryImageRepository(),
+      keys,
+      publisher: createBlobStorePublisher({
+        source: blobStore,
+        target: createMemoryBlobStore(),
+        publicBaseUrl: "https://cdn.test/",
+      }),
+    }),
+  };
+}
+
+describe("pipeline", () => {
+  it("authenticates by hash and refuses malformed, unknown and revoked keys alike", async () => {
+    const { keys, pipeline } = pipelineWith();
+    const key = generateApiKey("test");
+    await keys.insert({
+      id: "key_1",
+      hash: await hashApiKey(key),
+      displayPrefix: "test_x",
+      kind: "test",
+      accountId: "a",
+      createdAt: "2026-01-01T00:00:00.000Z",
+    });
+    const revoked = generateApiKey("live");
+    await keys.insert({
+      id: "key_2",
+      hash: await hashApiKey(revoked),
+      displayPrefix: "live_x",
+      kind: "live",
+      accountId: "a",
+      createdAt: "2026-01-01T00:00:00.000Z",
+      revoked: true,
+    });
+    expect(await pipeline.authenticate(key)).toEqual({ accountId: "a", keyKind: "test", keyId: "key_1" });
+    for (const bad of [undefined, "", "nope", generateApiKey("test"), revoked]) {
+      const error = await pipeline.authenticate(bad).catch((caught: unknown) => caught);
+      expect(isImagePipelineError(error) && error.code).toBe("UNAUTHORIZED");
+    }
+  });
+
+  it("validates before any image work and reports every field", async () => {
+    const { pipeline } = pipelineWith();
+    const caller = { accountId: "a", keyKind: "live", keyId: "k" } as const;
+    const error = await pipeline
+      .resizeImage(caller, { imageId: "bad", body: { width: -1, fit: 3 } })
+      .catch((caught: unknown) => caught);
+    expect(isImagePipelineError(error) && error.issues.map((issue) => issue.path)).toEqual([
+      "image_id",
+      "width",
+      "fit",
+    ]);
+    const upload = await pipeline
+      .uploadImage(caller, { name: undefined, image: new Uint8Array([1, 2, 3]) })
+      .catch((caught: unknown) => caught);
+    expect(isImagePipelineError(upload) && upload.issues).toEqual([
+      { path: "name", message: "is required" },
+      { path: "image", message: "must be a jpeg, png or webp file" },
+    ]);
+  });
+
+  it("refuses invalid options at construction", () => {
+    expect(() =>
+      createImagePipeline(
+        {
+          codec: unreachableCodec,
+          blobStore: createMemoryBlobStore(),
+          images: createMemoryImageRepository(),
+          keys: createMemoryKeyStore(),
+          publisher: { publish: async () => "", unpublish: async () => {} },
+        },
+        { encodeQuality: 0 },
+      ),
+    ).toThrow(/encodeQuality/);
+  });
+});

@@ -1,0 +1,78 @@
+import { type ErrorCode, ErrorCodes, type ImagePipelineError } from "@pixport/core";
+import type { HttpResponse } from "./types.js";
+
+/** One row of the code → wire table. */
+interface ErrorStatus {
+  status: number;
+  slug: string;
+  title: string;
+}
+
+const VALIDATION: ErrorStatus = { status: 422, slug: "validation-error", title: "Validation Error" };
+
+/**
+ * The only code → status table of pixport (contract section 2.2). 422 codes use the validation
+ * body shape (`errors` list, no `message`); every other code uses the message shape.
+ */
+export const ERROR_STATUS: Readonly<Record<ErrorCode, ErrorStatus>> = {
+  UNAUTHORIZED: { status: 401, slug: "unauthorized", title: "Unauthorized" },
+  FORBIDDEN: { status: 403, slug: "forbidden", title: "Forbidden" },
+  FEATURE_NOT_AVAILABLE: { status: 403, slug: "forbidden", title: "Forbidden" },
+  QUOTA_EXCEEDED: { status: 403, slug: "forbidden", title: "Forbidden" },
+  IMAGE_NOT_FOUND: { status: 404, slug: "not-found", title: "Not Found" },
+  VALIDATION_FAILED: VALIDATION,
+  INVALID_IMAGE: VALIDATION,
+  IMAGE_TOO_LARGE: VALIDATION,
+  OUTPUT_TOO_LARGE: VALIDATION,
+  BAD_REQUEST: { status: 400, slug: "bad-request", title: "Bad Request" },
+  RATE_LIMITED: { status: 429, slug: "too-many-requests", title: "Too Many Requests" },
+  UNSUPPORTED_OPERATION: { status: 501, slug: "internal-error", title: "Internal Error" },
+  STORAGE_UNAVAILABLE: { status: 503, slug: "internal-error", title: "Internal Error" },
+  INVALID_CONFIGURATION: { status: 500, slug: "internal-error", title: "Internal Error" },
+  INTERNAL: { status: 500, slug: "internal-error", title: "Internal Error" },
+};
+
+/** The `type` URL of every error body (the original service's docs host, for compatibility). */
+export const ERROR_TYPE_BASE = "https://docs.img-processing.com/errors/";
+
+const encoder = new TextEncoder();
+
+/** Encodes a JSON response with `Content-Type: application/json`. */
+export function jsonResponse(
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): HttpResponse {
+  return {
+    status,
+    headers: { "Content-Type": "application/json; charset=utf-8", ...headers },
+    body: encoder.encode(JSON.stringify(body)),
+  };
+}
+
+/**
+ * The contract's error body for a pixport error. Internal errors never expose their message or
+ * cause: the client gets a generic sentence, the logger gets the rest.
+ */
+export function errorResponse(error: ImagePipelineError): HttpResponse {
+  const row = ERROR_STATUS[error.code] ?? ERROR_STATUS.INTERNAL;
+  const base = { type: ERROR_TYPE_BASE + row.slug, error: row.title, status: row.status };
+  const headers: Record<string, string> = {};
+  if (error.retryAfterSeconds !== undefined)
+    headers["Retry-After"] = String(Math.ceil(error.retryAfterSeconds));
+  if (row.status === 422) {
+    const errors = error.issues.map((issue) => `${issue.path} ${issue.message}`);
+    return jsonResponse(
+      422,
+      { ...base, errors: errors.length > 0 ? errors : [error.message], code: error.code },
+      headers,
+    );
+  }
+  const message =
+    row.status >= 500 &&
+    error.code !== ErrorCodes.STORAGE_UNAVAILABLE &&
+    error.code !== ErrorCodes.UNSUPPORTED_OPERATION
+      ? "An internal error occurred while processing the request."
+      : error.message;
+  return jsonResponse(row.status, { ...base, message, code: error.code }, headers);
+}

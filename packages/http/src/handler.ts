@@ -1,0 +1,245 @@
+import {
+  billedUnits,
+  type Caller,
+  ErrorCodes,
+  formatBytes,
+  type ImagePipeline,
+  ImagePipelineError,
+  isImagePipelineError,
+  type Logger,
+  silentLogger,
+} from "@pixport/core";
+import { z } from "zod";
+import { discardBody, mediaType, readJsonBody } from "./body.js";
+import { errorResponse, jsonResponse } from "./error-status.js";
+import { parseMultipartUpload } from "./multipart.js";
+import { imageRoutes } from "./routes/images.js";
+import type { Route, RouteContext, RouteResult } from "./routes/route.js";
+import { type HttpRequest, type HttpResponse, headerValue } from "./types.js";
+
+/** Options of {@link createHttpHandler}, validated once. */
+export const httpHandlerOptionsSchema = z.object({
+  /**
+   * Absolute base URL of the API as clients reach it (e.g. `https://api.example.com`), used for
+   * list links. When absent, the binding's request-derived mount URL is used.
+   */
+  publicBaseUrl: z.url({ protocol: /^https?$/ }).optional(),
+  /** Name of the usage header. @default "X-Image-Processing-Usage" */
+  usageHeaderName: z
+    .string()
+    .regex(/^[A-Za-z0-9-]+$/)
+    .default("X-Image-Processing-Usage"),
+  /** Largest JSON body, bytes. @default 1 MiB */
+  maxJsonBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024),
+  /** Multipart overhead allowed above the upload limit before a request is refused unread. @default 64 KiB */
+  multipartOverheadBytes: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(64 * 1024),
+});
+
+export type HttpHandlerOptions = z.input<typeof httpHandlerOptionsSchema> & {
+  /** The routes to serve. @default imageRoutes */
+  routes?: readonly Route[];
+  /** Receives unexpected errors (with their cause). @default silent */
+  logger?: Logger;
+};
+
+/** A framework-neutral request handler. */
+export type HttpHandler = (request: HttpRequest) => Promise<HttpResponse>;
+
+interface CompiledRoute {
+  route: Route;
+  pattern: RegExp;
+  names: string[];
+}
+
+function compile(route: Route): CompiledRoute {
+  const names: string[] = [];
+  const source = route.path
+    .replace(/[.*+?^$()|[\]\\]/g, "\\$&")
+    .replace(/\{([a-z_]+)\}/g, (_, name: string) => {
+      names.push(name);
+      return "([^/]+)";
+    });
+  return { route, pattern: new RegExp(`^${source}/?$`), names };
+}
+
+/**
+ * Builds the one handler every binding uses: routing, authentication (`x-api-key`), body parsing,
+ * invocation of the core, the contract's error bodies and the usage header on every response.
+ * It never throws: unexpected errors become a generic 500 and go to the logger.
+ */
+export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerOptions = {}): HttpHandler {
+  const parsed = httpHandlerOptionsSchema.safeParse(options);
+  if (!parsed.success) {
+    const paths = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ");
+    throw new ImagePipelineError(
+      ErrorCodes.INVALID_CONFIGURATION,
+      `Invalid HTTP handler options (${paths}).`,
+    );
+  }
+  const settings = parsed.data;
+  const logger = options.logger ?? silentLogger;
+  const compiled = (options.routes ?? imageRoutes).map(compile);
+  const publicBaseUrl = settings.publicBaseUrl?.replace(/\/+$/, "");
+
+  return async function handle(request: HttpRequest): Promise<HttpResponse> {
+    let caller: Caller | undefined;
+    let operationId: string | undefined;
+    let bodyConsumed = request.body === null || request.body instanceof Uint8Array;
+    const finish = (response: HttpResponse): HttpResponse => {
+      response.headers[settings.usageHeaderName] = String(
+        caller !== undefined && operationId !== undefined && response.status === 201
+          ? billedUnits(operationId, caller.keyKind)
+          : 0,
+      );
+      response.headers["X-Content-Type-Options"] = "nosniff";
+      if (!bodyConsumed && hasBody(request)) response.headers.Connection = "close";
+      return response;
+    };
+    try {
+      const match = matchRoute(compiled, request);
+      if (match.kind === "not-found") {
+        throw new ImagePipelineError(
+          ErrorCodes.IMAGE_NOT_FOUND,
+          `Route ${request.method} ${request.path} not found.`,
+        );
+      }
+      if (match.kind === "method-not-allowed") {
+        return finish(
+          jsonResponse(
+            405,
+            {
+              type: "https://docs.img-processing.com/errors/method-not-allowed",
+              error: "Method Not Allowed",
+              status: 405,
+              message: `Method ${request.method} is not allowed on ${request.path}.`,
+            },
+            { Allow: match.allow.join(", ") },
+          ),
+        );
+      }
+      const { route, params } = match;
+      operationId = route.operationId;
+      const authenticated = await pipeline.authenticate(headerValue(request, "x-api-key"));
+      const context: RouteContext = {
+        pipeline,
+        caller: authenticated,
+        request,
+        params,
+        body: undefined,
+        multipart: undefined,
+        baseUrl: publicBaseUrl ?? request.baseUrl.replace(/\/+$/, ""),
+      };
+      if (route.body === "json") {
+        context.body = await readJsonBody(request, settings.maxJsonBytes);
+        bodyConsumed = true;
+      } else if (route.body === "multipart") {
+        const maxFileBytes = pipeline.context.limits.maxUploadBytes;
+        const declared = Number(headerValue(request, "content-length") ?? Number.NaN);
+        if (declared > maxFileBytes + settings.multipartOverheadBytes) {
+          throw new ImagePipelineError(ErrorCodes.IMAGE_TOO_LARGE, "upload too large", {
+            issues: [{ path: "image", message: `must not be larger than ${formatBytes(maxFileBytes)}` }],
+          });
+        }
+        context.multipart = await parseMultipartUpload(request, { maxFileBytes });
+        bodyConsumed = true;
+      } else {
+        await discardBody(request.body);
+        bodyConsumed = true;
+      }
+      caller = authenticated;
+      const result = await route.invoke(context);
+      return finish(toResponse(result));
+    } catch (error) {
+      if (isImagePipelineError(error)) {
+        if (error.code === ErrorCodes.INTERNAL || error.code === ErrorCodes.INVALID_CONFIGURATION) {
+          logger.error?.("request failed", {
+            method: request.method,
+            path: request.path,
+            error: describe(error),
+          });
+        }
+        return finish(errorResponse(error));
+      }
+      logger.error?.("unexpected error", {
+        method: request.method,
+        path: request.path,
+        error: describe(error),
+      });
+      return finish(
+        errorResponse(new ImagePipelineError(ErrorCodes.INTERNAL, "internal error", { cause: error })),
+      );
+    }
+  };
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = error.cause instanceof Error ? ` (cause: ${error.cause.stack ?? error.cause.message})` : "";
+    return `${error.stack ?? error.message}${cause}`;
+  }
+  return String(error);
+}
+
+function hasBody(request: HttpRequest): boolean {
+  const length = headerValue(request, "content-length");
+  return (length !== undefined && length !== "0") || headerValue(request, "transfer-encoding") !== undefined;
+}
+
+type Match =
+  | { kind: "route"; route: Route; params: Record<string, string> }
+  | { kind: "not-found" }
+  | { kind: "method-not-allowed"; allow: string[] };
+
+function matchRoute(compiled: readonly CompiledRoute[], request: HttpRequest): Match {
+  const allow = new Set<string>();
+  const type = mediaType(request);
+  for (const { route, pattern, names } of compiled) {
+    const found = pattern.exec(request.path);
+    if (found === null) continue;
+    allow.add(route.method);
+    if (route.method !== request.method.toUpperCase()) continue;
+    if (route.accepts !== undefined && !route.accepts(type)) continue;
+    const params: Record<string, string> = {};
+    names.forEach((name, index) => {
+      params[name] = safeDecode(found[index + 1] ?? "");
+    });
+    return { kind: "route", route, params };
+  }
+  return allow.size === 0 ? { kind: "not-found" } : { kind: "method-not-allowed", allow: [...allow] };
+}
+
+function safeDecode(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+function toResponse(result: RouteResult): HttpResponse {
+  switch (result.kind) {
+    case "json":
+      return jsonResponse(result.status, result.body);
+    case "empty":
+      return { status: result.status, headers: {}, body: null };
+    case "binary":
+      return {
+        status: result.status,
+        headers: {
+          "Content-Type": result.contentType,
+          "Content-Length": String(result.data.byteLength),
+          "Cache-Control": "private, no-store",
+          ...(result.etag === undefined ? {} : { ETag: result.etag }),
+        },
+        body: result.data,
+      };
+  }
+}

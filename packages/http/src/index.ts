@@ -1,0 +1,13 @@
+export { discardBody, mediaType, readBody, readJsonBody } from "./body.js";
+export { createImageFromUrlSchema } from "./create-from-url.js";
+export { ERROR_STATUS, ERROR_TYPE_BASE, errorResponse, jsonResponse } from "./error-status.js";
+export {
+  createHttpHandler,
+  type HttpHandler,
+  type HttpHandlerOptions,
+  httpHandlerOptionsSchema,
+} from "./handler.js";
+export { type MultipartLimits, type MultipartUpload, parseMultipartUpload } from "./multipart.js";
+export { imageRoutes } from "./routes/images.js";
+export type { BodyKind, Route, RouteContext, RouteResult } from "./routes/route.js";
+export { type HttpRequest, type HttpResponse, headerValue } from "./types.js";

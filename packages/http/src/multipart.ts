@@ -1,0 +1,145 @@
+import type { IncomingHttpHeaders } from "node:http";
+import { Readable } from "node:stream";
+import { ErrorCodes, formatBytes, ImagePipelineError, validationError } from "@pixport/core";
+import busboy from "busboy";
+import type { HttpRequest } from "./types.js";
+
+/** Limits of {@link parseMultipartUpload}. */
+export interface MultipartLimits {
+  /** Largest accepted file, bytes; a larger file is a 422 on the file field, never truncated. */
+  maxFileBytes: number;
+  /** Name of the one file field. @default "image" */
+  fileField?: string;
+  /** Most text fields. @default 10 */
+  maxFields?: number;
+  /** Longest text field value, bytes. @default 1024 */
+  maxFieldBytes?: number;
+  /** Most parts in all. @default 20 */
+  maxParts?: number;
+}
+
+/** A parsed multipart upload: text fields and the single file. */
+export interface MultipartUpload {
+  /** Text fields by name (a `Map`, so names such as `__proto__` are inert). First value wins. */
+  fields: Map<string, string>;
+  /** The file's bytes, or `undefined` when no file part named `fileField` was sent. */
+  file: Uint8Array | undefined;
+}
+
+const badRequest = (message: string) => new ImagePipelineError(ErrorCodes.BAD_REQUEST, message);
+
+/**
+ * Streams a `multipart/form-data` body through busboy with hard limits. At most one file (in
+ * `fileField`); a file over `maxFileBytes` rejects with `IMAGE_TOO_LARGE` naming the field as soon
+ * as the limit is crossed (busboy's silent truncation is turned into an error); malformed bodies
+ * reject with `BAD_REQUEST`; the parser never throws asynchronously.
+ */
+export async function parseMultipartUpload(
+  request: HttpRequest,
+  limits: MultipartLimits,
+): Promise<MultipartUpload> {
+  const fileField = limits.fileField ?? "image";
+  const contentType = request.headers["content-type"];
+  const headers: IncomingHttpHeaders = {
+    "content-type": Array.isArray(contentType) ? contentType[0] : contentType,
+  };
+  let parser: busboy.Busboy;
+  try {
+    parser = busboy({
+      headers,
+      limits: {
+        // One byte of slack: busboy flags a file that reaches its limit exactly; we decide on `total`.
+        fileSize: limits.maxFileBytes + 1,
+        files: 1,
+        fields: limits.maxFields ?? 10,
+        fieldSize: limits.maxFieldBytes ?? 1024,
+        parts: limits.maxParts ?? 20,
+        fieldNameSize: 100,
+        headerPairs: 20,
+      },
+    });
+  } catch (error) {
+    throw badRequest(`Malformed multipart request: ${(error as Error).message}`);
+  }
+
+  const source =
+    request.body === null
+      ? Readable.from([])
+      : request.body instanceof Uint8Array
+        ? Readable.from([request.body])
+        : Readable.from(request.body);
+
+  return new Promise<MultipartUpload>((resolve, reject) => {
+    const fields = new Map<string, string>();
+    let file: Uint8Array | undefined;
+    let settled = false;
+    let pendingFile: Promise<void> = Promise.resolve();
+    const fail = (error: Error) => {
+      if (settled) return;
+      settled = true;
+      source.unpipe(parser);
+      source.resume();
+      parser.removeAllListeners();
+      parser.on("error", () => {});
+      reject(error);
+    };
+    const tooLarge = () =>
+      validationError(
+        [{ path: fileField, message: `must not be larger than ${formatBytes(limits.maxFileBytes)}` }],
+        ErrorCodes.IMAGE_TOO_LARGE,
+      );
+
+    parser.on("field", (name, value, info) => {
+      if (info.valueTruncated) {
+        fail(validationError([{ path: name, message: "must be between 1 and 30 characters long" }]));
+        return;
+      }
+      if (!fields.has(name)) fields.set(name, value);
+    });
+    parser.on("file", (name, stream) => {
+      if (name !== fileField || file !== undefined) {
+        stream.resume();
+        if (name === fileField)
+          fail(validationError([{ path: fileField, message: "must be a single file" }]));
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let total = 0;
+      pendingFile = new Promise<void>((done) => {
+        stream.on("data", (chunk: Buffer) => {
+          total += chunk.byteLength;
+          if (total > limits.maxFileBytes) {
+            fail(tooLarge());
+            return;
+          }
+          chunks.push(chunk);
+        });
+        stream.on("limit", () => fail(tooLarge()));
+        stream.on("error", (error: Error) =>
+          fail(badRequest(`Malformed multipart request: ${error.message}`)),
+        );
+        stream.on("end", () => {
+          if (!stream.truncated) file = new Uint8Array(Buffer.concat(chunks, total));
+          done();
+        });
+      });
+    });
+    parser.on("filesLimit", () =>
+      fail(validationError([{ path: fileField, message: "must be a single file" }])),
+    );
+    parser.on("fieldsLimit", () => fail(badRequest("Too many fields in the multipart request.")));
+    parser.on("partsLimit", () => fail(badRequest("Too many parts in the multipart request.")));
+    parser.on("error", (error: Error) => fail(badRequest(`Malformed multipart request: ${error.message}`)));
+    parser.on("close", () => {
+      void pendingFile.then(() => {
+        if (settled) return;
+        settled = true;
+        resolve({ fields, file });
+      });
+    });
+    source.on("error", (error: Error) =>
+      fail(badRequest(`The request body could not be read: ${error.message}`)),
+    );
+    source.pipe(parser);
+  });
+}

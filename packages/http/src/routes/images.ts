@@ -1,0 +1,214 @@
+import {
+  blurSchema,
+  convertSchema,
+  cropSchema,
+  type Image,
+  type ImagePipeline,
+  listImagesSchema,
+  mirrorSchema,
+  modulateSchema,
+  resizeSchema,
+  rotateSchema,
+  type TransformInput,
+  watermarkSchema,
+} from "@pixport/core";
+import { createImageFromUrl, createImageFromUrlSchema } from "../create-from-url.js";
+import type { Route, RouteContext, RouteResult } from "./route.js";
+
+const image =
+  (status: number) =>
+  (value: Image): RouteResult => ({ kind: "json", status, body: value });
+const isMultipart = (type: string | undefined) => type === "multipart/form-data";
+
+function upload(context: RouteContext): Promise<RouteResult> {
+  return context.pipeline
+    .uploadImage(context.caller, {
+      name: context.multipart?.fields.get("name"),
+      image: context.multipart?.file,
+    })
+    .then(image(201));
+}
+
+type TransformOperation = {
+  [K in keyof ImagePipeline]: ImagePipeline[K] extends (
+    caller: never,
+    input: TransformInput,
+  ) => Promise<Image>
+    ? K
+    : never;
+}[keyof ImagePipeline];
+
+function transform(
+  operationId: TransformOperation,
+  path: string,
+  summary: string,
+  bodySchema: Route["bodySchema"],
+): Route {
+  return {
+    operationId,
+    method: "POST",
+    path: `/v1/images/{image_id}/${path}`,
+    summary,
+    auth: true,
+    body: "json",
+    bodySchema,
+    successStatus: 201,
+    invoke: (context) =>
+      context.pipeline[operationId](context.caller, {
+        imageId: context.params.image_id,
+        body: context.body,
+      }).then(image(201)),
+  };
+}
+
+function link(baseUrl: string, cursor: { take: number; from: string } | null): string | null {
+  if (cursor === null) return null;
+  const query = new URLSearchParams({ take: String(cursor.take), from: cursor.from });
+  return `${baseUrl}/v1/images?${query.toString()}`;
+}
+
+/** Every route of the IMG Processing API that pixport serves, in documentation order. */
+export const imageRoutes: readonly Route[] = [
+  {
+    operationId: "uploadImage",
+    method: "POST",
+    path: "/v1/images/upload",
+    summary: "Upload an image (multipart/form-data with `name` and `image`).",
+    auth: true,
+    body: "multipart",
+    successStatus: 201,
+    invoke: upload,
+  },
+  {
+    operationId: "uploadImage",
+    method: "POST",
+    path: "/v1/images",
+    summary: "Upload an image (multipart/form-data), the seed's form of the upload route.",
+    auth: true,
+    body: "multipart",
+    successStatus: 201,
+    accepts: isMultipart,
+    invoke: upload,
+  },
+  {
+    operationId: "createImageFromUrl",
+    method: "POST",
+    path: "/v1/images",
+    summary: "Create an image from a URL on an allowed origin (JSON `{name, url}`).",
+    auth: true,
+    body: "json",
+    bodySchema: createImageFromUrlSchema,
+    successStatus: 201,
+    accepts: (type) => !isMultipart(type),
+    invoke: (context) => createImageFromUrl(context.body).then(image(201)),
+  },
+  {
+    operationId: "listImages",
+    method: "GET",
+    path: "/v1/images",
+    summary: "List the caller's images of its stage, newest first.",
+    auth: true,
+    body: "none",
+    querySchema: listImagesSchema,
+    successStatus: 200,
+    invoke: async (context) => {
+      const query = context.request.query;
+      const single = (name: string) => {
+        const values = query.getAll(name);
+        return values.length > 1 ? values : values[0];
+      };
+      const page = await context.pipeline.listImages(context.caller, {
+        take: single("take"),
+        from: single("from"),
+      });
+      return {
+        kind: "json",
+        status: 200,
+        body: {
+          data: page.data,
+          links: { previous: link(context.baseUrl, page.previous), next: link(context.baseUrl, page.next) },
+        },
+      };
+    },
+  },
+  {
+    operationId: "getImage",
+    method: "GET",
+    path: "/v1/images/{image_id}",
+    summary: "Retrieve one image.",
+    auth: true,
+    body: "none",
+    successStatus: 200,
+    invoke: (context) =>
+      context.pipeline.getImage(context.caller, { imageId: context.params.image_id }).then(image(200)),
+  },
+  {
+    operationId: "deleteImage",
+    method: "DELETE",
+    path: "/v1/images/{image_id}",
+    summary: "Delete an image, its bytes and its public copy.",
+    auth: true,
+    body: "none",
+    successStatus: 204,
+    invoke: async (context) => {
+      await context.pipeline.deleteImage(context.caller, { imageId: context.params.image_id });
+      return { kind: "empty", status: 204 };
+    },
+  },
+  {
+    operationId: "downloadImage",
+    method: "GET",
+    path: "/v1/images/{image_id}/download",
+    summary: "Download the image bytes.",
+    auth: true,
+    body: "none",
+    successStatus: 200,
+    invoke: async (context) => {
+      const result = await context.pipeline.downloadImage(context.caller, {
+        imageId: context.params.image_id,
+      });
+      return {
+        kind: "binary",
+        status: 200,
+        contentType: result.contentType,
+        data: result.data,
+        etag: `"${result.image.id}"`,
+      };
+    },
+  },
+  {
+    operationId: "publishImage",
+    method: "POST",
+    path: "/v1/images/{image_id}/publish",
+    summary: "Publish an image at a public URL.",
+    auth: true,
+    body: "none",
+    successStatus: 201,
+    invoke: (context) =>
+      context.pipeline.publishImage(context.caller, { imageId: context.params.image_id }).then(image(201)),
+  },
+  {
+    operationId: "unpublishImage",
+    method: "POST",
+    path: "/v1/images/{image_id}/unpublish",
+    summary: "Remove the public copy of an image.",
+    auth: true,
+    body: "none",
+    successStatus: 201,
+    invoke: (context) =>
+      context.pipeline.unpublishImage(context.caller, { imageId: context.params.image_id }).then(image(201)),
+  },
+  transform("mirrorImage", "mirror", "Mirror an image horizontally, vertically or both.", mirrorSchema),
+  transform("convertImage", "convert", "Convert an image to jpeg, png or webp.", convertSchema),
+  transform("resizeImage", "resize", "Resize an image (fill, contain, cover).", resizeSchema),
+  transform("cropImage", "crop", "Crop an image to a box.", cropSchema),
+  transform("rotateImage", "rotate", "Rotate an image clockwise.", rotateSchema),
+  transform(
+    "modulateImage",
+    "modulate",
+    "Adjust brightness, saturation, hue, lightness, exposure and contrast.",
+    modulateSchema,
+  ),
+  transform("blurImage", "blur", "Gaussian blur.", blurSchema),
+  transform("watermarkImage", "watermark", "Draw other images over an image.", watermarkSchema),
+];

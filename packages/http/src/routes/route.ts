@@ -1,0 +1,55 @@
+import type { Caller, ImagePipeline } from "@pixport/core";
+import type { z } from "zod";
+import type { HttpRequest } from "../types.js";
+
+/** How a route reads its body. */
+export type BodyKind = "none" | "json" | "multipart";
+
+/** What a route hands back to the handler. */
+export type RouteResult =
+  | { kind: "json"; status: number; body: unknown }
+  | { kind: "binary"; status: number; contentType: string; data: Uint8Array; etag?: string }
+  | { kind: "empty"; status: number };
+
+/** Everything a route's `invoke` receives. */
+export interface RouteContext {
+  pipeline: ImagePipeline;
+  /** The authenticated caller (routes with `auth: false` get none). */
+  caller: Caller;
+  request: HttpRequest;
+  /** Path parameters by name, e.g. `{ image_id: "image_..." }`. */
+  params: Readonly<Record<string, string>>;
+  /** The parsed JSON body (`undefined` when absent), for `json` routes. */
+  body: unknown;
+  /** Text fields and file of a `multipart` route. */
+  multipart: { fields: Map<string, string>; file: Uint8Array | undefined } | undefined;
+  /** Absolute base URL for links, without a trailing slash. */
+  baseUrl: string;
+}
+
+/**
+ * One route as data: the single source for every binding and for the OpenAPI document.
+ * `operationId` is the core operation's name (also used for billing).
+ */
+export interface Route {
+  operationId: string;
+  method: "GET" | "POST" | "DELETE";
+  /** OpenAPI-style path template, e.g. `/v1/images/{image_id}/resize`. */
+  path: string;
+  summary: string;
+  /** Whether an `x-api-key` is required. */
+  auth: boolean;
+  body: BodyKind;
+  /** The body schema (JSON routes) for documentation; validation itself happens in the core. */
+  bodySchema?: z.ZodType;
+  /** The query schema for documentation. */
+  querySchema?: z.ZodType;
+  /** Status of a successful call. */
+  successStatus: number;
+  /**
+   * For `POST /v1/images`: the same path serves several content types; the handler picks the route
+   * whose `accepts` matches the request's media type.
+   */
+  accepts?: (mediaType: string | undefined) => boolean;
+  invoke(context: RouteContext): Promise<RouteResult>;
+}

@@ -1,0 +1,154 @@
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, decode, halves, photo, removeDir, tempDataDir, upload } from "./harness.js";
+
+const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../packages/server/dist/cli.js");
+const run = promisify(execFile);
+
+interface Started {
+  child: ChildProcess;
+  url: string;
+  firstKey: string | undefined;
+  output: () => string;
+}
+
+/** Starts the built `pixport serve` on a random port and waits for its banner. */
+async function serve(dataDir: string): Promise<Started> {
+  const child = spawn(
+    process.execPath,
+    [CLI, "serve", "--port", "0", "--host", "127.0.0.1", "--data-dir", dataDir],
+    {
+      env: { ...process.env, PIXPORT_LOG: "false" },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  let output = "";
+  child.stdout!.on("data", (chunk) => {
+    output += chunk;
+  });
+  child.stderr!.on("data", (chunk) => {
+    output += chunk;
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no banner: ${output}`)), 20_000);
+    const check = () => {
+      const match = /listening on (http:\/\/\S+)/.exec(output);
+      if (
+        match &&
+        (output.includes("shown only once") || /\n/.test(output.slice(output.indexOf(match[1]!))))
+      ) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    };
+    child.stdout!.on("data", check);
+    child.once("exit", (code) => reject(new Error(`exited ${code}: ${output}`)));
+  });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const firstKey = /^\s+(test_[A-Za-z0-9]{32})$/m.exec(output)?.[1];
+  return { child, url, firstKey, output: () => output };
+}
+
+function exitCode(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) resolve(child.exitCode);
+    else child.once("exit", (code) => resolve(code));
+  });
+}
+
+describe("the prebuilt `pixport` CLI", () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    if (!existsSync(CLI))
+      throw new Error(`${CLI} is missing: run \`pnpm build\` first (the test script does).`);
+    dataDir = await tempDataDir();
+  });
+  afterAll(async () => {
+    await removeDir(dataDir);
+  });
+
+  it("prints one test key on first start, keeps everything across a restart, and drains on SIGTERM", async () => {
+    const first = await serve(dataDir);
+    expect(first.firstKey).toMatch(/^test_/);
+    const key = first.firstKey!;
+    const image = await upload(first.url, key, await halves(64, 32, [255, 0, 0], [0, 0, 255]), "persist");
+    const derived = (
+      await call(first.url, "POST", `/v1/images/${image.id}/mirror`, { key, json: { mode: "both" } })
+    ).json;
+    const published = await call(first.url, "POST", `/v1/images/${derived.id}/publish`, { key });
+    expect(published.status).toBe(201);
+    const listedBefore = (await call(first.url, "GET", "/v1/images", { key })).json;
+
+    // An in-flight request survives SIGTERM: start a slow blur, then signal.
+    const big = await upload(first.url, key, await photo(1600, 1200), "big");
+    const inFlight = call(first.url, "POST", `/v1/images/${big.id}/blur`, { key, json: { sigma: 60 } });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    first.child.kill("SIGTERM");
+    const finished = await inFlight;
+    expect(finished.status).toBe(201);
+    expect(await exitCode(first.child)).toBe(0);
+
+    const second = await serve(dataDir);
+    try {
+      expect(second.firstKey).toBeUndefined();
+      const listedAfter = (await call(second.url, "GET", "/v1/images", { key })).json;
+      expect(listedAfter.data.map((item: { id: string }) => item.id)).toContain(finished.json.id);
+      for (const item of listedBefore.data)
+        expect(listedAfter.data.map((after: { id: string }) => after.id)).toContain(item.id);
+      const download = await call(second.url, "GET", `/v1/images/${image.id}/download`, { key });
+      expect(download.status).toBe(200);
+      expect((await decode(download.bytes)).width).toBe(64);
+      const publicUrl = new URL(published.json.url);
+      const served = await fetch(`${second.url}${publicUrl.pathname}`);
+      expect(served.status).toBe(200);
+      expect(served.headers.get("content-type")).toBe("image/png");
+    } finally {
+      second.child.kill("SIGTERM");
+      await exitCode(second.child);
+    }
+  }, 60_000);
+
+  it("creates keys from the CLI that a running server accepts, and lists them without secrets", async () => {
+    const running = await serve(dataDir);
+    try {
+      const created = await run(process.execPath, [
+        CLI,
+        "keys",
+        "create",
+        "--kind",
+        "live",
+        "--account",
+        "cli-account",
+        "--data-dir",
+        dataDir,
+      ]);
+      const key = created.stdout.trim();
+      expect(key).toMatch(/^live_[A-Za-z0-9]{32}$/);
+      const response = await call(running.url, "GET", "/v1/images", { key });
+      expect(response.status).toBe(200);
+      expect(response.json.data).toEqual([]);
+      const listed = await run(process.execPath, [CLI, "keys", "list", "--data-dir", dataDir]);
+      expect(listed.stdout).toContain("cli-account");
+      expect(listed.stdout).not.toContain(key);
+      const refused = await run(process.execPath, [
+        CLI,
+        "keys",
+        "create",
+        "--kind",
+        "gold",
+        "--account",
+        "x",
+        "--data-dir",
+        dataDir,
+      ]).catch((error: { code: number; stderr: string }) => error);
+      expect((refused as { code: number }).code).toBe(2);
+    } finally {
+      running.child.kill("SIGTERM");
+      await exitCode(running.child);
+    }
+  }, 60_000);
+});

@@ -1,0 +1,216 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { KeyKind } from "@pixport/core";
+import { createApiKey, type PixportServer, resolveServerConfig, startPixportServer } from "@pixport/server";
+import sharp from "sharp";
+
+export const IMAGE_KEYS = ["id", "name", "url", "width", "height", "format", "size", "created_at"];
+export const ID = /^image_[a-z][a-z0-9]{23}$/;
+
+/** A temporary data directory, removed by the returned cleanup. */
+export async function tempDataDir(): Promise<string> {
+  return mkdtemp(path.join(tmpdir(), "pixport-e2e-"));
+}
+
+export async function removeDir(dir: string): Promise<void> {
+  await rm(dir, { recursive: true, force: true });
+}
+
+/** Starts the prebuilt server in-process on a random loopback port over `dataDir`. */
+export async function startServer(
+  dataDir: string,
+  overrides: Record<string, unknown> = {},
+): Promise<PixportServer> {
+  return startPixportServer(
+    resolveServerConfig({ port: 0, host: "127.0.0.1", dataDir, log: false, ...overrides }),
+  );
+}
+
+export async function newKey(server: PixportServer, kind: KeyKind, accountId: string): Promise<string> {
+  return (await createApiKey(server.keys, { kind, accountId })).key;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  json: any;
+  bytes: Uint8Array;
+}
+
+/** Sends a request over a real socket. `json` sets a JSON body; `form` a multipart body. */
+export async function call(
+  baseUrl: string,
+  method: string,
+  pathname: string,
+  options: {
+    key?: string;
+    json?: unknown;
+    raw?: string | Uint8Array;
+    contentType?: string;
+    form?: FormData;
+    headers?: Record<string, string>;
+  } = {},
+): Promise<ApiResponse> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key !== undefined) headers["x-api-key"] = options.key;
+  let body: BodyInit | undefined;
+  if (options.json !== undefined) {
+    headers["content-type"] = "application/json";
+    body = JSON.stringify(options.json);
+  } else if (options.raw !== undefined) {
+    if (options.contentType !== undefined) headers["content-type"] = options.contentType;
+    body = options.raw as BodyInit;
+  } else if (options.form !== undefined) {
+    body = options.form;
+  }
+  const response = await fetch(pathname.startsWith("http") ? pathname : `${baseUrl}${pathname}`, {
+    method,
+    headers,
+    body,
+  });
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  let json: any;
+  if ((response.headers.get("content-type") ?? "").includes("application/json")) {
+    json = JSON.parse(new TextDecoder().decode(bytes));
+  }
+  return { status: response.status, headers: response.headers, json, bytes };
+}
+
+/** A multipart upload form with the SDK's part order (`name` first, then `image`). */
+export function uploadForm(
+  name: string | undefined,
+  image: Uint8Array | undefined,
+  filename = "blob",
+): FormData {
+  const form = new FormData();
+  if (name !== undefined) form.append("name", name);
+  if (image !== undefined) form.append("image", new Blob([image]), filename);
+  return form;
+}
+
+export async function upload(
+  baseUrl: string,
+  key: string,
+  image: Uint8Array,
+  name = "fixture",
+): Promise<any> {
+  const response = await call(baseUrl, "POST", "/v1/images/upload", { key, form: uploadForm(name, image) });
+  if (response.status !== 201)
+    throw new Error(`upload failed: ${response.status} ${JSON.stringify(response.json)}`);
+  return response.json;
+}
+
+type Rgb = [number, number, number];
+
+/** A PNG/JPEG/WebP whose left half is `left` and right half is `right`. */
+export async function halves(
+  width: number,
+  height: number,
+  left: Rgb,
+  right: Rgb,
+  format: "png" | "jpeg" | "webp" = "png",
+) {
+  const half = Math.floor(width / 2);
+  const raw = Buffer.alloc(width * height * 3);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const colour = x < half ? left : right;
+      raw.set(colour, (y * width + x) * 3);
+    }
+  }
+  return new Uint8Array(
+    await sharp(raw, { raw: { width, height, channels: 3 } })
+      .toFormat(format)
+      .toBuffer(),
+  );
+}
+
+/** A four-quadrant image: top-left red, top-right green, bottom-left blue, bottom-right white. */
+export async function quadrants(width: number, height: number, format: "png" | "jpeg" = "png") {
+  const raw = Buffer.alloc(width * height * 3);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const top = y < height / 2;
+      const leftSide = x < width / 2;
+      const colour: Rgb = top
+        ? leftSide
+          ? [255, 0, 0]
+          : [0, 255, 0]
+        : leftSide
+          ? [0, 0, 255]
+          : [255, 255, 255];
+      raw.set(colour, (y * width + x) * 3);
+    }
+  }
+  return new Uint8Array(
+    await sharp(raw, { raw: { width, height, channels: 3 } })
+      .toFormat(format)
+      .toBuffer(),
+  );
+}
+
+export async function solid(width: number, height: number, colour: Rgb, format: "png" | "jpeg" = "png") {
+  return new Uint8Array(
+    await sharp({
+      create: { width, height, channels: 3, background: { r: colour[0], g: colour[1], b: colour[2] } },
+    })
+      .toFormat(format)
+      .toBuffer(),
+  );
+}
+
+/** A photo-like JPEG (smooth gradients plus noise), so quality settings change the file size. */
+export async function photo(width: number, height: number): Promise<Uint8Array> {
+  const raw = Buffer.alloc(width * height * 3);
+  let seed = 42;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      const noise = (seed >> 16) % 40;
+      raw.set(
+        [(x * 255) / width + noise / 2, (y * 255) / height, ((x + y) * 127) / (width + height) + noise],
+        (y * width + x) * 3,
+      );
+    }
+  }
+  return new Uint8Array(
+    await sharp(raw, { raw: { width, height, channels: 3 } })
+      .jpeg({ quality: 95 })
+      .toBuffer(),
+  );
+}
+
+export interface Raw {
+  data: Buffer;
+  width: number;
+  height: number;
+  channels: number;
+}
+
+export async function decode(bytes: Uint8Array): Promise<Raw> {
+  const { data, info } = await sharp(bytes).raw().toBuffer({ resolveWithObject: true });
+  return { data, width: info.width, height: info.height, channels: info.channels };
+}
+
+export function pixel(raw: Raw, x: number, y: number): number[] {
+  const offset = (y * raw.width + x) * raw.channels;
+  return [...raw.data.subarray(offset, offset + raw.channels)];
+}
+
+/** Mean of each channel over a region. */
+export function mean(raw: Raw, x0 = 0, y0 = 0, x1 = raw.width, y1 = raw.height): number[] {
+  const sums = new Array(raw.channels).fill(0);
+  for (let y = y0; y < y1; y++) {
+    for (let x = x0; x < x1; x++) {
+      const offset = (y * raw.width + x) * raw.channels;
+      for (let c = 0; c < raw.channels; c++) sums[c] += raw.data[offset + c]!;
+    }
+  }
+  const count = (x1 - x0) * (y1 - y0);
+  return sums.map((sum) => sum / count);
+}
+
+export function isClose(actual: number[], expected: number[], tolerance = 12): boolean {
+  return expected.every((value, index) => Math.abs((actual[index] ?? -999) - value) <= tolerance);
+}
