@@ -54,13 +54,13 @@ export async function call(
 ): Promise<ApiResponse> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key !== undefined) headers["x-api-key"] = options.key;
-  let body: BodyInit | undefined;
+  let body: RequestInit["body"];
   if (options.json !== undefined) {
     headers["content-type"] = "application/json";
     body = JSON.stringify(options.json);
   } else if (options.raw !== undefined) {
     if (options.contentType !== undefined) headers["content-type"] = options.contentType;
-    body = options.raw as BodyInit;
+    body = options.raw as RequestInit["body"];
   } else if (options.form !== undefined) {
     body = options.form;
   }

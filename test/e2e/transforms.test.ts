@@ -118,7 +118,7 @@ describe("transforms through the prebuilt server", () => {
     });
     expect([image.width, image.height]).toEqual([100, 100]);
     expect(isClose(pixel(raw, 10, 10).slice(0, 3), RED)).toBe(true);
-    expect(isClose(pixel(raw, 50, 90), [255, 255, 0, 255])).toBe(true);
+    expect(isClose(pixel(raw, 50, 90).slice(0, 3), [255, 255, 0])).toBe(true);
   });
 
   it("resize cover crops the overflow and keeps the part position asks for", async () => {

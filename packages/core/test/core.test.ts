@@ -79,7 +79,17 @@ describe("sniffImageFormat", () => {
 describe("assertBlobKey", () => {
   it("accepts generated keys and refuses traversal, absolute and odd keys", () => {
     expect(() => assertBlobKey("images/image_abc.png")).not.toThrow();
-    for (const key of ["../x", "images/../../etc", "/etc/passwd", "Images/X", "", "a//b", "a/./b", "a\\b"]) {
+    for (const key of [
+      "../x",
+      "images/../../etc",
+      "/etc/passwd",
+      "Images/X",
+      "",
+      "a//b",
+      "a/./b",
+      "a\\b",
+      "a/",
+    ]) {
       expect(() => assertBlobKey(key), key).toThrow(TypeError);
     }
   });

@@ -83,11 +83,14 @@ export async function startPixportServer(config: ServerConfig, logger?: Logger):
   const blobStore = createFsBlobStore({ root: paths.blobs });
   const publicStore = createFsBlobStore({ root: paths.publicBlobs });
   const keys = createFsKeyStore({ root: paths.keys });
+  const images = createFsImageRepository({ root: paths.images });
+  // Temp files left by a crash are invisible to reads; remove them once at start.
+  await Promise.all([blobStore, publicStore, keys, images].map((store) => store.sweepTemporaryFiles()));
   const pipeline = createImagePipeline(
     {
       codec: createSharpCodec({ maxInputPixels: resolved.limits.maxInputPixels }),
       blobStore,
-      images: createFsImageRepository({ root: paths.images }),
+      images,
       keys,
       publisher: createBlobStorePublisher({
         source: blobStore,

@@ -1,0 +1,64 @@
+import { ErrorCodes, ImagePipelineError } from "@pixport/core";
+import { z } from "zod";
+
+/**
+ * Options of {@link createSharpCodec}, parsed once at construction.
+ *
+ * `concurrency` and `cache` change process-wide sharp settings: they affect every sharp user in the
+ * process, so set them once, from the composition root.
+ */
+export const sharpImageCodecOptionsSchema = z.strictObject({
+  /**
+   * Threads libvips may use per image (`sharp.concurrency()`). `0` resets to the number of CPU cores.
+   * Left unset, sharp's own default stays (1 on glibc without jemalloc, else the core count).
+   * Process-wide.
+   */
+  concurrency: z.number().int().min(0).max(1024).optional(),
+  /**
+   * libvips operation cache (`sharp.cache()`): `false` disables it, `true` restores sharp's
+   * defaults, an object sets limits (`memory` in MB, `files` and `items` as counts). Left unset,
+   * sharp's default (50 MB, 20 files, 100 items) stays. Process-wide.
+   */
+  cache: z
+    .union([
+      z.boolean(),
+      z.strictObject({
+        memory: z.number().int().min(0).optional(),
+        files: z.number().int().min(0).optional(),
+        items: z.number().int().min(0).optional(),
+      }),
+    ])
+    .optional(),
+  /**
+   * Largest decoded input (width x height), passed to sharp as `limitInputPixels` when a request
+   * carries no usable `limits.maxInputPixels`.
+   * @default 50_000_000
+   */
+  maxInputPixels: z.number().int().positive().default(50_000_000),
+  /**
+   * Blocks every libvips loader except the jpeg, png and webp buffer loaders (`sharp.block()`), as
+   * defence in depth behind the magic-byte check that already keeps other formats away from sharp.
+   * Process-wide: turn it off only when the same process uses sharp to read other formats.
+   * @default true
+   */
+  blockUntrustedLoaders: z.boolean().default(true),
+});
+
+/** Options of {@link createSharpCodec} (all optional; see {@link sharpImageCodecOptionsSchema}). */
+export type SharpImageCodecOptions = z.input<typeof sharpImageCodecOptionsSchema>;
+
+/** Options after defaults were applied. */
+export type ResolvedSharpImageCodecOptions = z.output<typeof sharpImageCodecOptionsSchema>;
+
+export function parseSharpImageCodecOptions(options: unknown): ResolvedSharpImageCodecOptions {
+  const parsed = sharpImageCodecOptionsSchema.safeParse(options ?? {});
+  if (parsed.success) return parsed.data;
+  const paths = parsed.error.issues
+    .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "options"}: ${issue.message}`)
+    .join("; ");
+  throw new ImagePipelineError(
+    ErrorCodes.INVALID_CONFIGURATION,
+    `Invalid sharp codec options (${paths}). Fix the options passed to createSharpCodec().`,
+    { issues: parsed.error.issues.map((issue) => ({ path: issue.path.join("."), message: issue.message })) },
+  );
+}

@@ -1,0 +1,161 @@
+import type { OverlayLayer, Size } from "@pixport/core";
+import { sniffImageFormat } from "@pixport/core";
+import type { OverlayOptions, SharpOptions } from "sharp";
+import sharp from "sharp";
+import { asBuffer, invalidImage } from "./errors.js";
+
+const CHANNELS = 4;
+
+/** A half-open range `[start, end)` of pixel indices. */
+interface Span {
+  start: number;
+  end: number;
+}
+
+interface RgbaPixels {
+  data: Buffer;
+  width: number;
+  height: number;
+}
+
+/**
+ * Turns overlay layers into sharp composite entries for a base of `base` size. Every entry lies
+ * inside the base (sharp refuses overlays larger than the base), so offsets that are negative or
+ * overflow are clipped here; layers with nothing visible are dropped. Tiling builds one tile (or one
+ * strip) of at most the base size, never one entry per tile.
+ */
+export async function compositeEntries(
+  layers: readonly OverlayLayer[],
+  base: Size,
+  decodeOptions: SharpOptions,
+): Promise<OverlayOptions[]> {
+  const entries: OverlayOptions[] = [];
+  for (const [index, layer] of layers.entries()) {
+    const entry = await compositeEntry(layer, index, base, decodeOptions);
+    if (entry !== null) entries.push(entry);
+  }
+  return entries;
+}
+
+async function compositeEntry(
+  layer: OverlayLayer,
+  index: number,
+  base: Size,
+  decodeOptions: SharpOptions,
+): Promise<OverlayOptions | null> {
+  const width = Math.max(1, Math.round(layer.width));
+  const height = Math.max(1, Math.round(layer.height));
+  const left = Math.round(layer.left);
+  const top = Math.round(layer.top);
+  const opacity = Number.isFinite(layer.opacity) ? Math.min(1, Math.max(0, layer.opacity)) : 1;
+  const tilesX = layer.repeat === "repeat" || layer.repeat === "repeat-x";
+  const tilesY = layer.repeat === "repeat" || layer.repeat === "repeat-y";
+  // Only the part of the overlay that can land on the base is decoded: along a tiled axis the whole
+  // tile is needed, along the other axis only the visible span.
+  const columns: Span = tilesX ? { start: 0, end: width } : visibleSpan(left, width, base.width);
+  const rows: Span = tilesY ? { start: 0, end: height } : visibleSpan(top, height, base.height);
+  if (opacity === 0 || columns.end <= columns.start || rows.end <= rows.start) return null;
+
+  const input = asBuffer(layer.input, `layers[${index}].input`);
+  if (sniffImageFormat(input) === null) {
+    throw invalidImage(`Overlay ${index} is not a jpeg, png or webp image.`);
+  }
+  let image = sharp(input, decodeOptions).resize({ width, height, fit: "fill" });
+  const full = columns.start === 0 && columns.end === width && rows.start === 0 && rows.end === height;
+  if (!full) {
+    image = image.extract({
+      left: columns.start,
+      top: rows.start,
+      width: columns.end - columns.start,
+      height: rows.end - rows.start,
+    });
+  }
+  const { data, info } = await image
+    .toColourspace("srgb")
+    .ensureAlpha()
+    .raw({ depth: "uchar" })
+    .toBuffer({ resolveWithObject: true });
+  if (info.channels !== CHANNELS)
+    throw new Error(`Expected 4 channels for an overlay, received ${info.channels}`);
+  if (opacity < 1) {
+    for (let offset = 3; offset < data.length; offset += CHANNELS) {
+      data[offset] = Math.round(data[offset]! * opacity);
+    }
+  }
+  const tile: RgbaPixels = { data, width: info.width, height: info.height };
+
+  switch (layer.repeat) {
+    case "repeat": {
+      // Shift the tile so that a tile starting at (0, 0) lines up with one starting at left/top,
+      // then let libvips replicate it lazily over the whole base.
+      const shifted = periodic(
+        tile,
+        mod(-left, width),
+        mod(-top, height),
+        Math.min(width, base.width),
+        Math.min(height, base.height),
+      );
+      return { ...rawInput(shifted), tile: true, gravity: "northwest" };
+    }
+    case "repeat-x": {
+      const strip = periodic(tile, mod(-left, width), 0, base.width, tile.height);
+      return { ...rawInput(strip), left: 0, top: Math.max(0, top) };
+    }
+    case "repeat-y": {
+      const strip = periodic(tile, 0, mod(-top, height), tile.width, base.height);
+      return { ...rawInput(strip), left: Math.max(0, left), top: 0 };
+    }
+    default:
+      return { ...rawInput(tile), left: Math.max(0, left), top: Math.max(0, top) };
+  }
+}
+
+function rawInput(pixels: RgbaPixels): OverlayOptions {
+  return { input: pixels.data, raw: { width: pixels.width, height: pixels.height, channels: CHANNELS } };
+}
+
+/** The part of `[offset, offset + length)` inside `[0, limit)`, in overlay coordinates. */
+function visibleSpan(offset: number, length: number, limit: number): Span {
+  return { start: Math.max(0, -offset), end: Math.min(length, limit - offset) };
+}
+
+function mod(value: number, divisor: number): number {
+  return ((value % divisor) + divisor) % divisor;
+}
+
+/**
+ * An `width` x `height` image whose pixel (x, y) is the tile's pixel
+ * ((x + startX) mod tile.width, (y + startY) mod tile.height). Each row is built from one period and
+ * then doubled with `copyWithin`, so tiny tiles cost O(log n) copies per row.
+ */
+function periodic(
+  tile: RgbaPixels,
+  startX: number,
+  startY: number,
+  width: number,
+  height: number,
+): RgbaPixels {
+  if (startX === 0 && startY === 0 && width === tile.width && height === tile.height) return tile;
+  const rowBytes = width * CHANNELS;
+  const tileRowBytes = tile.width * CHANNELS;
+  const out = Buffer.allocUnsafe(rowBytes * height);
+  for (let y = 0; y < height; y += 1) {
+    const target = y * rowBytes;
+    const source = ((y + startY) % tile.height) * tileRowBytes;
+    const head = Math.min(tile.width - startX, width);
+    tile.data.copy(out, target, source + startX * CHANNELS, source + (startX + head) * CHANNELS);
+    let filled = head;
+    if (filled < width) {
+      const wrap = Math.min(startX, width - filled);
+      tile.data.copy(out, target + filled * CHANNELS, source, source + wrap * CHANNELS);
+      filled += wrap;
+    }
+    // `filled` is now one whole period (or the full row), so doubling keeps the pattern.
+    while (filled < width) {
+      const count = Math.min(filled, width - filled);
+      out.copyWithin(target + filled * CHANNELS, target, target + count * CHANNELS);
+      filled += count;
+    }
+  }
+  return { data: out, width, height };
+}

@@ -1,0 +1,19 @@
+export type { FsPromises, SweepTemporaryFilesOptions } from "./atomic-write.js";
+export {
+  createFsBlobStore,
+  type FsBlobStore,
+  type FsBlobStoreOptions,
+  fsBlobStoreOptionsSchema,
+} from "./create-fs-blob-store.js";
+export {
+  createFsImageRepository,
+  type FsImageRepository,
+  type FsImageRepositoryOptions,
+  fsImageRepositoryOptionsSchema,
+} from "./create-fs-image-repository.js";
+export {
+  createFsKeyStore,
+  type FsKeyStore,
+  type FsKeyStoreOptions,
+  fsKeyStoreOptionsSchema,
+} from "./create-fs-key-store.js";

@@ -1,0 +1,316 @@
+import { randomBytes } from "node:crypto";
+import type { BlobStore } from "@pixport/core";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+/** What a BlobStore adapter declares about itself; gaps skip the matching tests. */
+export interface BlobStoreConformanceCapabilities {
+  /**
+   * Whether one key may be both a blob and the folder of other keys (`a` and `a/b` at once).
+   * Object stores can; a filesystem cannot, because `a` is either a file or a directory.
+   * @default true
+   */
+  keyAsPrefix?: boolean;
+}
+
+/** The live store of the running test, for {@link BlobStoreConformanceOptions.extraTests}. */
+export interface BlobStoreTestContext {
+  /** The store created for the current test (read it inside `it`, not while declaring tests). */
+  readonly store: BlobStore;
+}
+
+/** Options of {@link describeBlobStoreConformance}. */
+export interface BlobStoreConformanceOptions {
+  /** Suite title, e.g. the adapter name. */
+  name: string;
+  /** Creates a fresh, empty store; called before every test. */
+  create: () => BlobStore | Promise<BlobStore>;
+  /** Releases what `create` made (temp directories, buckets); called after every test. */
+  cleanup?: (store: BlobStore) => void | Promise<void>;
+  capabilities?: BlobStoreConformanceCapabilities;
+  /**
+   * Opens a second, independent instance on the same backend as `store`, standing in for another
+   * process (same root, same bucket). Absent for process-local stores such as the memory adapter,
+   * which skips the cross-instance tests: there is no other process to share with.
+   */
+  peer?: (store: BlobStore) => BlobStore | Promise<BlobStore>;
+  /** Adapter-specific tests that run inside the suite with the same fresh store per test. */
+  extraTests?: (context: BlobStoreTestContext) => void;
+}
+
+/**
+ * Keys every BlobStore must refuse with a `TypeError` (see `assertBlobKey`): traversal, absolute
+ * paths, uppercase, empty, doubled or dot segments, characters outside the key alphabet.
+ */
+export const INVALID_BLOB_KEYS: readonly string[] = [
+  "../x",
+  "a/../../b",
+  "a/..",
+  "./x",
+  "a/./b",
+  "/x",
+  "/etc/passwd",
+  "Images/x.png",
+  "images/X.png",
+  "",
+  "a//b",
+  "//",
+  "a\\b",
+  "..\\x",
+  "a\u0000b",
+  "%2e%2e/x",
+  " x",
+  "x".repeat(513),
+];
+
+const PNG = "image/png";
+
+function bytes(length: number, fill: number): Uint8Array {
+  return new Uint8Array(length).fill(fill);
+}
+
+/**
+ * Runs the BlobStore conformance suite: every semantic stated in the `BlobStore` port TSDoc, plus
+ * copy-in/copy-out of bytes and key validation. Each test gets a fresh store from `create`.
+ *
+ * @example
+ * ```ts
+ * describeBlobStoreConformance({ name: "memory", create: () => createMemoryBlobStore() });
+ * ```
+ */
+export function describeBlobStoreConformance(options: BlobStoreConformanceOptions): void {
+  const capabilities = { keyAsPrefix: true, ...options.capabilities };
+  describe(`BlobStore conformance: ${options.name}`, () => {
+    let current: BlobStore | undefined;
+    const context: BlobStoreTestContext = {
+      get store() {
+        if (current === undefined) throw new Error("The store exists only while a test runs.");
+        return current;
+      },
+    };
+
+    beforeEach(async () => {
+      current = await options.create();
+    });
+    afterEach(async () => {
+      if (current !== undefined) await options.cleanup?.(current);
+      current = undefined;
+    });
+
+    describe("round trip", () => {
+      it("stores and returns every byte value unchanged", async () => {
+        const { store } = context;
+        const data = Uint8Array.from({ length: 256 }, (_, index) => index);
+        await store.put("bytes/all-values.bin", data, { contentType: "application/octet-stream" });
+        const read = await store.get("bytes/all-values.bin");
+        expect(read).toBeInstanceOf(Uint8Array);
+        expect(Array.from(read ?? [])).toEqual(Array.from(data));
+      });
+
+      it("stores a 1 MB random buffer unchanged", async () => {
+        const { store } = context;
+        const data = new Uint8Array(randomBytes(1024 * 1024));
+        await store.put("bytes/random.bin", data, { contentType: "application/octet-stream" });
+        const read = await store.get("bytes/random.bin");
+        expect(read?.byteLength).toBe(data.byteLength);
+        expect(Buffer.from(read ?? new Uint8Array()).equals(Buffer.from(data))).toBe(true);
+      });
+
+      it("stores an empty blob", async () => {
+        const { store } = context;
+        await store.put("empty.bin", new Uint8Array(), { contentType: "application/octet-stream" });
+        expect(Array.from((await store.get("empty.bin")) ?? [1])).toEqual([]);
+        expect(await store.stat("empty.bin")).toEqual({ size: 0, contentType: "application/octet-stream" });
+      });
+
+      it("overwrites the bytes and the metadata of an existing key", async () => {
+        const { store } = context;
+        await store.put("images/a.png", bytes(1000, 1), { contentType: PNG, cacheControl: "no-store" });
+        await store.put("images/a.png", bytes(10, 2), { contentType: "image/webp" });
+        expect(Array.from((await store.get("images/a.png")) ?? [])).toEqual(Array.from(bytes(10, 2)));
+        const info = await store.stat("images/a.png");
+        expect(info).toEqual({ size: 10, contentType: "image/webp" });
+        expect(info?.cacheControl).toBeUndefined();
+      });
+    });
+
+    describe("stat", () => {
+      it("reports size in bytes, content type and cache control", async () => {
+        const { store } = context;
+        const cacheControl = "public, max-age=31536000, immutable";
+        await store.put("images/b.png", bytes(1234, 7), { contentType: PNG, cacheControl });
+        expect(await store.stat("images/b.png")).toEqual({ size: 1234, contentType: PNG, cacheControl });
+      });
+
+      it("reports no cache control when none was stored", async () => {
+        const { store } = context;
+        await store.put("images/c.png", bytes(5, 7), { contentType: PNG });
+        const info = await store.stat("images/c.png");
+        expect(info).toEqual({ size: 5, contentType: PNG });
+        expect(info?.cacheControl).toBeUndefined();
+      });
+    });
+
+    describe("absence", () => {
+      it("returns null from get and stat for a missing key", async () => {
+        const { store } = context;
+        expect(await store.get("missing.png")).toBeNull();
+        expect(await store.stat("missing.png")).toBeNull();
+        expect(await store.get("no/such/folder/missing.png")).toBeNull();
+        expect(await store.stat("no/such/folder/missing.png")).toBeNull();
+      });
+
+      it("returns null for a key that is only the folder of other keys", async () => {
+        const { store } = context;
+        await store.put("folder/inner.png", bytes(3, 1), { contentType: PNG });
+        expect(await store.get("folder")).toBeNull();
+        expect(await store.stat("folder")).toBeNull();
+      });
+
+      it("deletes idempotently", async () => {
+        const { store } = context;
+        await expect(store.delete("never-stored.png")).resolves.toBeUndefined();
+        await expect(store.delete("no/such/folder/x.png")).resolves.toBeUndefined();
+        await store.put("images/d.png", bytes(3, 1), { contentType: PNG });
+        await store.delete("images/d.png");
+        expect(await store.get("images/d.png")).toBeNull();
+        expect(await store.stat("images/d.png")).toBeNull();
+        await expect(store.delete("images/d.png")).resolves.toBeUndefined();
+      });
+
+      it("deletes only the given key", async () => {
+        const { store } = context;
+        await store.put("images/e1.png", bytes(3, 1), { contentType: PNG });
+        await store.put("images/e2.png", bytes(4, 2), { contentType: PNG });
+        await store.delete("images/e1.png");
+        expect(await store.stat("images/e2.png")).toEqual({ size: 4, contentType: PNG });
+      });
+    });
+
+    describe("key validation", () => {
+      it.each(INVALID_BLOB_KEYS.map((key) => [JSON.stringify(key).slice(0, 40), key]))(
+        "refuses key %s with a TypeError in every method",
+        async (_label, key) => {
+          const { store } = context;
+          await expect(store.put(key, bytes(1, 1), { contentType: PNG })).rejects.toBeInstanceOf(TypeError);
+          await expect(store.get(key)).rejects.toBeInstanceOf(TypeError);
+          await expect(store.stat(key)).rejects.toBeInstanceOf(TypeError);
+          await expect(store.delete(key)).rejects.toBeInstanceOf(TypeError);
+        },
+      );
+
+      it("does not store anything under a refused key", async () => {
+        const { store } = context;
+        await expect(store.put("../escape.png", bytes(1, 1), { contentType: PNG })).rejects.toThrow();
+        expect(await store.get("escape.png")).toBeNull();
+      });
+    });
+
+    describe("copies", () => {
+      it("is not affected by mutating the buffer given to put", async () => {
+        const { store } = context;
+        const data = bytes(64, 5);
+        await store.put("copy/in.bin", data, { contentType: "application/octet-stream" });
+        data.fill(9);
+        expect(Array.from((await store.get("copy/in.bin")) ?? [])).toEqual(Array.from(bytes(64, 5)));
+      });
+
+      it("is not affected by mutating a buffer returned by get", async () => {
+        const { store } = context;
+        await store.put("copy/out.bin", bytes(64, 5), { contentType: "application/octet-stream" });
+        const first = await store.get("copy/out.bin");
+        first?.fill(9);
+        expect(Array.from((await store.get("copy/out.bin")) ?? [])).toEqual(Array.from(bytes(64, 5)));
+      });
+
+      it("is not affected by mutating the metadata given to put", async () => {
+        const { store } = context;
+        const metadata = { contentType: PNG, cacheControl: "no-cache" };
+        await store.put("copy/meta.png", bytes(2, 1), metadata);
+        metadata.contentType = "text/html";
+        metadata.cacheControl = "public";
+        expect(await store.stat("copy/meta.png")).toEqual({
+          size: 2,
+          contentType: PNG,
+          cacheControl: "no-cache",
+        });
+      });
+    });
+
+    describe("concurrency", () => {
+      it("ends with one complete value when puts of different values race on one key", async () => {
+        const { store } = context;
+        const size = 64 * 1024;
+        await Promise.all(
+          Array.from({ length: 8 }, (_, index) =>
+            store.put("race/one.bin", bytes(size + index, index + 1), {
+              contentType: `application/x-value-${index + 1}`,
+            }),
+          ),
+        );
+        const read = await store.get("race/one.bin");
+        expect(read).not.toBeNull();
+        const winner = read?.[0] ?? 0;
+        expect(winner).toBeGreaterThanOrEqual(1);
+        expect(winner).toBeLessThanOrEqual(8);
+        expect(read?.byteLength).toBe(size + winner - 1);
+        expect(read?.every((value) => value === winner)).toBe(true);
+        expect(await store.stat("race/one.bin")).toEqual({
+          size: size + winner - 1,
+          contentType: `application/x-value-${winner}`,
+        });
+      });
+
+      it("keeps many keys with slashes apart", async () => {
+        const { store } = context;
+        const keys = Array.from({ length: 60 }, (_, index) => {
+          const shape = index % 3;
+          if (shape === 0) return `images/image_${index}.png`;
+          if (shape === 1) return `derived/${index % 4}/v-${index}.webp`;
+          return `public/a/b/c/d/${index}.tar.gz`;
+        });
+        await Promise.all(
+          keys.map((key, index) => store.put(key, bytes(index + 1, index), { contentType: `x/${index}` })),
+        );
+        for (const [index, key] of keys.entries()) {
+          expect(Array.from((await store.get(key)) ?? [])).toEqual(Array.from(bytes(index + 1, index)));
+          expect(await store.stat(key)).toEqual({ size: index + 1, contentType: `x/${index}` });
+        }
+      });
+
+      it.skipIf(!capabilities.keyAsPrefix)("stores a key and keys below it side by side", async () => {
+        const { store } = context;
+        await store.put("nested", bytes(1, 1), { contentType: PNG });
+        await store.put("nested/child", bytes(2, 2), { contentType: PNG });
+        expect(Array.from((await store.get("nested")) ?? [])).toEqual([1]);
+        expect(Array.from((await store.get("nested/child")) ?? [])).toEqual([2, 2]);
+      });
+    });
+
+    describe("other processes", () => {
+      const peer = options.peer;
+      it.skipIf(peer === undefined)(
+        "shows a completed put and delete to another instance's next read",
+        async () => {
+          const { store } = context;
+          const other = await peer?.(store);
+          if (other === undefined) return;
+          expect(await other.get("shared/a.png")).toBeNull();
+          await store.put("shared/a.png", bytes(300, 3), { contentType: PNG, cacheControl: "no-cache" });
+          expect(Array.from((await other.get("shared/a.png")) ?? [])).toEqual(Array.from(bytes(300, 3)));
+          expect(await other.stat("shared/a.png")).toEqual({
+            size: 300,
+            contentType: PNG,
+            cacheControl: "no-cache",
+          });
+          await other.put("shared/a.png", bytes(2, 4), { contentType: "image/webp" });
+          expect(await store.stat("shared/a.png")).toEqual({ size: 2, contentType: "image/webp" });
+          await other.delete("shared/a.png");
+          expect(await store.get("shared/a.png")).toBeNull();
+          expect(await store.stat("shared/a.png")).toBeNull();
+        },
+      );
+    });
+
+    options.extraTests?.(context);
+  });
+}
