@@ -3,6 +3,7 @@
 // concurrency. Each server runs in its own child process so their RSS is measured separately.
 // Usage: node bench/resize-throughput.mjs [--seconds 15] [--concurrency 4] [--warmup 3]
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -45,8 +46,8 @@ async function fixture() {
     .toBuffer();
 }
 
-function startChild(script, args, env = {}) {
-  const child = spawn(process.execPath, [script, ...args], {
+function startChild(script, args, env = {}, nodeArgs = []) {
+  const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "inherit", "ipc"],
   });
@@ -68,7 +69,20 @@ function peakRss(child) {
   });
 }
 
-async function load(send, durationSeconds) {
+/** User + system CPU time of a child process so far, ms (Linux /proc). */
+function cpuMs(child) {
+  try {
+    const fields = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1].split(" ");
+    if (process.env.BENCH_CPU === "user") return (Number(fields[11]) * 1000) / 100;
+    if (process.env.BENCH_CPU === "system") return (Number(fields[12]) * 1000) / 100;
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+async function load(send, durationSeconds, child) {
+  const cpuBefore = cpuMs(child);
   const latencies = [];
   const deadline = performance.now() + durationSeconds * 1000;
   let failures = 0;
@@ -90,12 +104,19 @@ async function load(send, durationSeconds) {
     rps: latencies.length / durationSeconds,
     p50: p(0.5),
     p99: p(0.99),
+    cpuPerRequest: (cpuMs(child) - cpuBefore) / latencies.length,
   };
 }
 
 const jpeg = await fixture();
 const dataDir = await mkdtemp(path.join(tmpdir(), "pixport-bench-"));
-const pixport = await startChild(path.join(here, "pixport-child.mjs"), [dataDir]);
+const pixport = await startChild(
+  path.resolve(here, process.env.BENCH_PIXPORT_SCRIPT ?? "pixport-child.mjs"),
+  [dataDir],
+  process.env.BENCH_PIXPORT_ENV ? JSON.parse(process.env.BENCH_PIXPORT_ENV) : {},
+  // e.g. BENCH_PIXPORT_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the pixport side.
+  process.env.BENCH_PIXPORT_NODE_ARGS?.split(" ").filter(Boolean) ?? [],
+);
 const raw = await startChild(path.join(here, "raw-sharp-server.mjs"), []);
 try {
   const key = /KEY (\S+)/.exec(pixport.output())[1];
@@ -125,13 +146,13 @@ try {
     return response.status === 200;
   };
 
-  await load(sendPixport, warmup);
-  await load(sendRaw, warmup);
+  await load(sendPixport, warmup, pixport.child);
+  await load(sendRaw, warmup, raw.child);
   const results = { pixport: [], raw: [] };
   // Alternate the two servers so drift in machine load affects both alike.
   for (let round = 0; round < rounds; round++) {
-    results.raw.push(await load(sendRaw, seconds / rounds));
-    results.pixport.push(await load(sendPixport, seconds / rounds));
+    results.raw.push(await load(sendRaw, seconds / rounds, raw.child));
+    results.pixport.push(await load(sendPixport, seconds / rounds, pixport.child));
   }
   const merge = (list) => ({
     requests: list.reduce((sum, item) => sum + item.requests, 0),
@@ -139,6 +160,7 @@ try {
     rps: list.reduce((sum, item) => sum + item.rps, 0) / list.length,
     p99: Math.max(...list.map((item) => item.p99)),
     p50: list.reduce((sum, item) => sum + item.p50, 0) / list.length,
+    cpuPerRequest: list.reduce((sum, item) => sum + item.cpuPerRequest, 0) / list.length,
   });
   const ours = merge(results.pixport);
   const reference = merge(results.raw);
@@ -148,13 +170,13 @@ try {
   console.log(
     `resize 1920x1280 JPEG -> 800 px wide, concurrency ${concurrency}, ${seconds} s each (${rounds} alternating rounds)`,
   );
-  console.log(`                 req/s    p50 ms   p99 ms   peak RSS   failures`);
+  console.log(`                 req/s    p50 ms   p99 ms   peak RSS   failures   server CPU ms/req`);
   for (const [label, result, rss] of [
     ["raw sharp", reference, referenceRss],
     ["pixport", ours, oursRss],
   ]) {
     console.log(
-      `${label.padEnd(14)} ${result.rps.toFixed(1).padStart(7)} ${result.p50.toFixed(1).padStart(9)} ${result.p99.toFixed(1).padStart(8)} ${mb(rss).padStart(10)} ${String(result.failures).padStart(10)}`,
+      `${label.padEnd(14)} ${result.rps.toFixed(1).padStart(7)} ${result.p50.toFixed(1).padStart(9)} ${result.p99.toFixed(1).padStart(8)} ${mb(rss).padStart(10)} ${String(result.failures).padStart(10)} ${result.cpuPerRequest.toFixed(1).padStart(19)}`,
     );
   }
   console.log(`throughput ratio pixport/raw: ${(ours.rps / reference.rps).toFixed(3)} (target >= 0.95)`);

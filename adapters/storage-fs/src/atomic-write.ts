@@ -52,6 +52,12 @@ export interface WriteFileAtomicOptions {
    * @default false
    */
   exclusive?: boolean;
+  /**
+   * `fsync` the directory after the rename. Pass `false` only when the caller syncs the directory
+   * itself after several writes into it (one directory sync then covers them all).
+   * @default true
+   */
+  syncDirectory?: boolean;
 }
 
 /**
@@ -80,7 +86,9 @@ export async function writeFileAtomic(
     created = true;
     try {
       await handle.writeFile(data);
-      await handle.sync();
+      // fdatasync: the bytes and the size (what reading the file back needs), without a separate
+      // flush of timestamps; the directory sync below makes the name durable.
+      await handle.datasync();
     } finally {
       await handle.close();
     }
@@ -98,15 +106,60 @@ export async function writeFileAtomic(
     // The target is in place; a failure to drop the extra name only leaves work for the sweeper.
     await fs.unlink(temporary).catch(() => undefined);
   }
-  await syncDirectory(fs, directory);
+  if (options.syncDirectory !== false) await syncDirectory(fs, directory);
 }
 
 /**
  * `fsync` on a directory, which makes renames, links and unlinks inside it durable. Filesystems that
  * cannot sync a directory (`EINVAL`, `ENOTSUP`) and Windows (no directory handles) are skipped.
  */
-export async function syncDirectory(fs: FsPromises, directory: string): Promise<void> {
-  if (process.platform === "win32") return;
+export function syncDirectory(fs: FsPromises, directory: string): Promise<void> {
+  if (process.platform === "win32") return Promise.resolve();
+  // Group commit: callers arriving while a sync of the same directory runs share the next one,
+  // which starts after it (their renames may postdate the running sync's start).
+  let pending = pendingSyncs.get(fs);
+  if (pending === undefined) {
+    pending = new Map();
+    pendingSyncs.set(fs, pending);
+  }
+  const state = pending.get(directory);
+  if (state === undefined) {
+    const running = syncDirectoryNow(fs, directory).finally(() => advance(pending, directory));
+    pending.set(directory, { running, next: undefined });
+    return running;
+  }
+  state.next ??= state.running
+    .then(
+      () => undefined,
+      () => undefined,
+    )
+    .then(() => syncDirectoryNow(fs, directory));
+  return state.next;
+}
+
+interface DirectorySyncState {
+  running: Promise<void>;
+  next: Promise<void> | undefined;
+}
+
+const pendingSyncs = new WeakMap<FsPromises, Map<string, DirectorySyncState>>();
+
+function advance(pending: Map<string, DirectorySyncState>, directory: string): void {
+  const state = pending.get(directory);
+  if (state === undefined) return;
+  if (state.next === undefined) {
+    pending.delete(directory);
+    return;
+  }
+  const running = state.next;
+  pending.set(directory, { running, next: undefined });
+  void running.then(
+    () => advance(pending, directory),
+    () => advance(pending, directory),
+  );
+}
+
+async function syncDirectoryNow(fs: FsPromises, directory: string): Promise<void> {
   const handle = await fs.open(directory, "r");
   try {
     await handle.sync();

@@ -62,6 +62,22 @@ const storedMetadataSchema = z.object({ contentType: z.string(), cacheControl: z
 /** Sent when a blob file exists without its sidecar (placed by hand): bytes of unknown type. */
 const UNKNOWN_CONTENT_TYPE = "application/octet-stream";
 
+const TYPES_BY_EXTENSION: Readonly<Record<string, string>> = {
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  png: "image/png",
+  webp: "image/webp",
+  json: "application/json",
+};
+
+/** The content type of a blob without a sidecar: from its file extension. */
+function derivedContentType(name: string): string {
+  const dot = name.lastIndexOf(".");
+  return dot === -1
+    ? UNKNOWN_CONTENT_TYPE
+    : (TYPES_BY_EXTENSION[name.slice(dot + 1)] ?? UNKNOWN_CONTENT_TYPE);
+}
+
 // O_NOFOLLOW makes opening a symbolic link fail with ELOOP; 0 where the platform lacks it (Windows).
 const READ_NO_FOLLOW = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
 
@@ -69,6 +85,8 @@ const READ_NO_FOLLOW = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
  * A BlobStore that keeps one file per key under `root`, with content type and cache control in a
  * hidden sidecar next to it (`<dir>/.<name>~meta.json`).
  *
+ * - The sidecar is only written when the metadata does not follow from the file extension
+ *   (`.jpg`/`.jpeg`/`.png`/`.webp`/`.json` with no `cacheControl`).
  * - Writes are crash-safe: sidecar first, then the bytes, each through temp file → `fsync` →
  *   `rename` → directory `fsync`. A file under its final name is always complete.
  * - Every path stays inside the root: keys are checked with `assertBlobKey` (and may not end with
@@ -205,7 +223,7 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
     try {
       text = await fs.readFile(path.join(directory, metadataFileName(name)), "utf8");
     } catch (error) {
-      if (isMissing(error)) return { contentType: UNKNOWN_CONTENT_TYPE };
+      if (isMissing(error)) return { contentType: derivedContentType(name) };
       throw error;
     }
     let stored: z.infer<typeof storedMetadataSchema>;
@@ -235,19 +253,35 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
       checkKey(key);
       // Copy now: the caller may reuse its buffer while the write is in flight.
       const bytes = Buffer.from(data);
-      const sidecar = JSON.stringify(
-        metadata.cacheControl === undefined
-          ? { contentType: metadata.contentType }
-          : { contentType: metadata.contentType, cacheControl: metadata.cacheControl },
-      );
+      // A sidecar is written only when the metadata does not follow from the file name.
+      const derivable =
+        metadata.cacheControl === undefined &&
+        metadata.contentType === derivedContentType(key.slice(key.lastIndexOf("/") + 1));
+      const sidecar = derivable
+        ? null
+        : JSON.stringify(
+            metadata.cacheControl === undefined
+              ? { contentType: metadata.contentType }
+              : { contentType: metadata.contentType, cacheControl: metadata.cacheControl },
+          );
       try {
         const real = await ready();
         const { directory, name } = locate(real, key);
         await locks.run(key, async () => {
           const resolved = await ensureDirectory(real, directory, key);
-          // Sidecar first: a crash between the two writes leaves a sidecar without bytes (invisible),
-          // never bytes without their metadata.
-          await writeFileAtomic(fs, path.join(resolved, metadataFileName(name)), sidecar);
+          const sidecarPath = path.join(resolved, metadataFileName(name));
+          if (sidecar === null) {
+            // One file and one fsync fewer. A stale sidecar of an earlier put goes first, so a crash
+            // never pairs the new bytes with old metadata.
+            await fs.unlink(sidecarPath).catch((error: unknown) => {
+              if (!isMissing(error)) throw error;
+            });
+          } else {
+            // Sidecar first: a crash between the two writes leaves a sidecar without bytes
+            // (invisible), never bytes with the wrong metadata. One directory sync after both
+            // renames makes both names durable.
+            await writeFileAtomic(fs, sidecarPath, sidecar, { syncDirectory: false });
+          }
           await writeFileAtomic(fs, path.join(resolved, name), bytes);
         });
       } catch (error) {

@@ -312,8 +312,24 @@ export function createFsImageRepository(options: FsImageRepositoryOptions): FsIm
     }
   }
 
+  /**
+   * The in-memory index and the change-log offset are shared state: every read and every index
+   * update runs under one short lock. Durable file writes (with their fsyncs) run outside it, under
+   * a per-record lock, so concurrent writes of different images do not queue behind each other's
+   * disk syncs.
+   */
+  function withIndex<T>(task: () => Promise<T>): Promise<T> {
+    return lock.run("repository", task);
+  }
+
   function run<T>(action: string, task: () => Promise<T>): Promise<T> {
-    return lock.run("repository", task).catch((error: unknown) => {
+    return withIndex(task).catch((error: unknown) => {
+      throw toStorageError(error, action);
+    });
+  }
+
+  function write<T>(action: string, id: string, task: () => Promise<T>): Promise<T> {
+    return lock.run(`record:${id}`, task).catch((error: unknown) => {
       throw toStorageError(error, action);
     });
   }
@@ -333,20 +349,21 @@ export function createFsImageRepository(options: FsImageRepositoryOptions): FsIm
         );
       }
       const copy = checked.data;
-      return run("inserting an image record", async () => {
-        const current = await refresh();
-        if (current.byId.has(copy.id)) throw duplicateError(copy.id);
+      return write("inserting an image record", copy.id, async () => {
+        if ((await withIndex(refresh)).byId.has(copy.id)) throw duplicateError(copy.id);
         try {
           await writeFileAtomic(fs, recordPath(copy.id), JSON.stringify(copy), { exclusive: true });
         } catch (error) {
           if (errorCode(error) !== "EEXIST") throw error;
           // Another process inserted it and has not announced it yet.
           const existing = await readRecord(copy.id);
-          if (existing !== null) addToIndex(current, existing);
+          if (existing !== null) await withIndex(async () => addToIndex(await refresh(), existing));
           throw duplicateError(copy.id, error);
         }
-        addToIndex(current, copy);
-        await announce(copy.id);
+        await withIndex(async () => {
+          addToIndex(await refresh(), copy);
+          await announce(copy.id);
+        });
       });
     },
 
@@ -360,33 +377,35 @@ export function createFsImageRepository(options: FsImageRepositoryOptions): FsIm
 
     update(id, patch) {
       if (!RECORD_ID_PATTERN.test(id)) return Promise.resolve(null);
-      return run("updating an image record", async () => {
-        const current = await refresh();
-        const existing = current.byId.get(id);
+      return write("updating an image record", id, async () => {
+        const existing = (await withIndex(refresh)).byId.get(id);
         if (existing === undefined) return null;
         if (patch.url === undefined) return { ...existing };
         const updated: ImageRecord = { ...existing, url: patch.url };
         await writeFileAtomic(fs, recordPath(id), JSON.stringify(updated));
-        addToIndex(current, updated);
-        await announce(id);
+        await withIndex(async () => {
+          addToIndex(await refresh(), updated);
+          await announce(id);
+        });
         return { ...updated };
       });
     },
 
     delete(id) {
       if (!RECORD_ID_PATTERN.test(id)) return Promise.resolve(false);
-      return run("deleting an image record", async () => {
-        const current = await refresh();
+      return write("deleting an image record", id, async () => {
         try {
           await fs.unlink(recordPath(id));
         } catch (error) {
           if (!isMissing(error)) throw error;
-          removeFromIndex(current, id);
+          await withIndex(async () => removeFromIndex(await refresh(), id));
           return false;
         }
         await syncDirectory(fs, recordsDirectory);
-        removeFromIndex(current, id);
-        await announce(id);
+        await withIndex(async () => {
+          removeFromIndex(await refresh(), id);
+          await announce(id);
+        });
         return true;
       });
     },

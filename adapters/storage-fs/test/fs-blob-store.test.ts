@@ -18,6 +18,8 @@ afterEach(async () => {
 });
 
 const PNG = { contentType: "image/png" };
+/** Metadata the file name does not imply, so puts write a sidecar. */
+const WITH_SIDECAR = { contentType: "image/png", cacheControl: "public, max-age=60" };
 
 describe("options", () => {
   it.each([
@@ -86,7 +88,7 @@ describe("layout and restart", () => {
     await store.put("a.png", new Uint8Array([1]), PNG);
     await removeDirectory(root);
     expect(await store.get("a.png")).toBeNull();
-    await store.put("images/b.png", new Uint8Array([2]), PNG);
+    await store.put("images/b.png", new Uint8Array([2]), WITH_SIDECAR);
     expect(await listFiles(root)).toEqual(["images/.b.png~meta.json", "images/b.png"]);
   });
 
@@ -189,17 +191,33 @@ describe("path containment", () => {
   });
 });
 
+describe("sidecar elision", () => {
+  it("writes no sidecar when the extension implies the metadata, and removes a stale one", async () => {
+    const store = createFsBlobStore({ root });
+    await store.put("images/a.png", new Uint8Array([1]), WITH_SIDECAR);
+    expect(await listFiles(root)).toEqual(["images/.a.png~meta.json", "images/a.png"]);
+    await store.put("images/a.png", new Uint8Array([2, 3]), PNG);
+    expect(await listFiles(root)).toEqual(["images/a.png"]);
+    expect(await store.stat("images/a.png")).toEqual({ size: 2, contentType: "image/png" });
+    await store.put("images/b.jpg", new Uint8Array([1]), { contentType: "image/jpeg" });
+    expect(await store.stat("images/b.jpg")).toEqual({ size: 1, contentType: "image/jpeg" });
+    await store.put("images/c.jpg", new Uint8Array([1]), { contentType: "image/png" });
+    expect(await store.stat("images/c.jpg")).toEqual({ size: 1, contentType: "image/png" });
+  });
+});
+
 describe("crash safety", () => {
-  it("fsyncs each temp file, renames it over the target, then fsyncs the directory", async () => {
+  it("fsyncs each temp file and renames it over the target, then fsyncs the directory once for both", async () => {
     const { fs, events } = recordingFs();
     const store = createFsBlobStore({ root, fs });
-    await store.put("images/x.png", new Uint8Array([1, 2]), PNG);
+    await store.put("images/x.png", new Uint8Array([1, 2]), WITH_SIDECAR);
     const directory = await nodeFs.realpath(path.join(root, "images"));
-    // Creating images/ made it durable in the root first; then two atomic writes, sidecar first.
+    // Creating images/ made it durable in the root first; then two atomic writes, sidecar first, and
+    // one directory sync after both renames (it makes both names durable).
     expect(events[0]).toEqual({ call: "sync", path: await nodeFs.realpath(root), target: undefined });
     const writes = events.slice(1);
-    expect(writes.map((event) => event.call)).toEqual(["sync", "rename", "sync", "sync", "rename", "sync"]);
-    const [metaSync, metaRename, metaDirSync, dataSync, dataRename, dataDirSync] = writes;
+    expect(writes.map((event) => event.call)).toEqual(["sync", "rename", "sync", "rename", "sync"]);
+    const [metaSync, metaRename, dataSync, dataRename, dirSync] = writes;
     expect(metaRename?.path).toBe(metaSync?.path);
     expect(metaRename?.target).toBe(path.join(directory, ".x.png~meta.json"));
     expect(dataRename?.path).toBe(dataSync?.path);
@@ -208,8 +226,7 @@ describe("crash safety", () => {
       expect(path.dirname(rename?.path ?? "")).toBe(directory);
       expect(path.basename(rename?.path ?? "")).toMatch(/^\..*~tmp$/);
     }
-    expect(metaDirSync?.path).toBe(directory);
-    expect(dataDirSync?.path).toBe(directory);
+    expect(dirSync?.path).toBe(directory);
   });
 
   it("makes new directories durable in their parents", async () => {
@@ -237,7 +254,7 @@ describe("crash safety", () => {
 
   it("ignores a leftover temp file on reads and sweeps it once it is old enough", async () => {
     const store = createFsBlobStore({ root });
-    await store.put("images/x.png", new Uint8Array([1]), PNG);
+    await store.put("images/x.png", new Uint8Array([1]), WITH_SIDECAR);
     const leftover = path.join(root, "images", ".y.png.123.abcdef~tmp");
     const fresh = path.join(root, ".z.png.456.abcdef~tmp");
     await nodeFs.writeFile(leftover, "partial");

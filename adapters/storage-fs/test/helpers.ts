@@ -41,10 +41,11 @@ export function recordingFs(
   const wrapHandle = (handle: FileHandle, file: string): FileHandle =>
     new Proxy(handle, {
       get(target, property) {
-        if (property === "sync") {
+        if (property === "sync" || property === "datasync") {
+          // fsync and fdatasync both make the file's bytes durable; the order tests treat them alike.
           return async () => {
             check({ call: "sync", path: file });
-            return target.sync();
+            return property === "sync" ? target.sync() : target.datasync();
           };
         }
         if (property === "writeFile") {

@@ -3,6 +3,7 @@ export {
   createBlobStorePublisher,
   publicKeyFor,
 } from "./blob-store-publisher.js";
+export { type CachingBlobStoreOptions, createCachingBlobStore } from "./caching-blob-store.js";
 export {
   type ErrorCode,
   ErrorCodes,

@@ -195,3 +195,34 @@ describe("pipeline", () => {
     ).toThrow(/encodeQuality/);
   });
 });
+
+describe("createCachingBlobStore", () => {
+  it("reads a key from the backend once and forgets deleted keys", async () => {
+    const { createCachingBlobStore } = await import("../src/index.js");
+    const backend = createMemoryBlobStore();
+    let reads = 0;
+    const counting = { ...backend, get: (key: string) => (reads++, backend.get(key)) };
+    await backend.put("images/a.png", new Uint8Array([1, 2, 3]), { contentType: "image/png" });
+    const cached = createCachingBlobStore(counting, { maxBytes: 1024 });
+    expect(await cached.get("images/a.png")).toEqual(new Uint8Array([1, 2, 3]));
+    expect(await cached.get("images/a.png")).toEqual(new Uint8Array([1, 2, 3]));
+    expect(reads).toBe(1);
+    await cached.delete("images/a.png");
+    expect(await cached.get("images/a.png")).toBeNull();
+    expect(reads).toBe(2);
+  });
+
+  it("evicts the least recently used entries past maxBytes and skips oversized blobs", async () => {
+    const { createCachingBlobStore } = await import("../src/index.js");
+    const backend = createMemoryBlobStore();
+    const reads: string[] = [];
+    const counting = { ...backend, get: (key: string) => (reads.push(key), backend.get(key)) };
+    const cached = createCachingBlobStore(counting, { maxBytes: 400 });
+    for (const name of ["a", "b", "c", "d", "e"]) await cached.put(`k/${name}`, new Uint8Array(100), { contentType: "x/y" });
+    await cached.put("k/big", new Uint8Array(101), { contentType: "x/y" });
+    await cached.get("k/big");
+    await cached.get("k/a");
+    await cached.get("k/e");
+    expect(reads).toEqual(["k/big", "k/a"]);
+  });
+});

@@ -6,6 +6,7 @@ import { createSharpCodec } from "@pixport/codec-sharp";
 import {
   type BlobStore,
   createBlobStorePublisher,
+  createCachingBlobStore,
   createImagePipeline,
   FILE_EXTENSIONS,
   IMAGE_FORMATS,
@@ -80,12 +81,15 @@ export async function startPixportServer(config: ServerConfig, logger?: Logger):
       : config;
 
   const paths = dataPaths(resolved.dataDir);
-  const blobStore = createFsBlobStore({ root: paths.blobs });
+  const privateBlobs = createFsBlobStore({ root: paths.blobs });
+  // Hot sources (one upload, many derived sizes) are read from disk once; keys are write-once.
+  const blobStore =
+    resolved.blobCacheBytes > 0 ? createCachingBlobStore(privateBlobs, { maxBytes: resolved.blobCacheBytes }) : privateBlobs;
   const publicStore = createFsBlobStore({ root: paths.publicBlobs });
   const keys = createFsKeyStore({ root: paths.keys });
   const images = createFsImageRepository({ root: paths.images });
   // Temp files left by a crash are invisible to reads; remove them once at start.
-  await Promise.all([blobStore, publicStore, keys, images].map((store) => store.sweepTemporaryFiles()));
+  await Promise.all([privateBlobs, publicStore, keys, images].map((store) => store.sweepTemporaryFiles()));
   const pipeline = createImagePipeline(
     {
       codec: createSharpCodec({ maxInputPixels: resolved.limits.maxInputPixels }),

@@ -34,6 +34,8 @@ export const serverConfigSchema = z
       .string()
       .regex(/^[A-Za-z0-9-]+$/)
       .default("X-Image-Processing-Usage"),
+    /** Bytes of recently used private blobs kept in memory (0 disables the cache). @default 64 MiB */
+    blobCacheBytes: z.number().int().nonnegative().default(64 * 1024 * 1024),
     /** Express `trust proxy` setting (hops or `true`). @default false */
     trustProxy: z.union([z.boolean(), z.number().int().nonnegative()]).default(false),
     /** How long SIGTERM waits for in-flight requests, ms. @default 10000 */
@@ -59,6 +61,7 @@ const ENV: Record<string, { key: string; kind: "number" | "string" | "boolean" |
   PIXPORT_USAGE_HEADER: { key: "usageHeaderName", kind: "string" },
   PIXPORT_SHUTDOWN_TIMEOUT_MS: { key: "shutdownTimeoutMs", kind: "number" },
   PIXPORT_LOG: { key: "log", kind: "boolean" },
+  PIXPORT_BLOB_CACHE_BYTES: { key: "blobCacheBytes", kind: "number" },
   PIXPORT_MAX_UPLOAD_BYTES: { key: "maxUploadBytes", kind: "limit" },
   PIXPORT_MAX_INPUT_PIXELS: { key: "maxInputPixels", kind: "limit" },
   PIXPORT_MAX_INPUT_SIDE: { key: "maxInputSide", kind: "limit" },
