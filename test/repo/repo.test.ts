@@ -63,7 +63,8 @@ describe("dependency boundaries", () => {
     for (const dir of packageDirs) {
       for (const file of sourceFiles(`${dir}/src`)) {
         for (const specifier of imports(file)) {
-          if (specifier === "sharp") expect(["adapters/codec-sharp", "packages/testing"], file).toContain(dir);
+          if (specifier === "sharp")
+            expect(["adapters/codec-sharp", "packages/testing"], file).toContain(dir);
           if (specifier === "tsyringe") expect(dir, file).toBe("packages/container");
         }
       }

@@ -218,7 +218,8 @@ describe("createCachingBlobStore", () => {
     const reads: string[] = [];
     const counting = { ...backend, get: (key: string) => (reads.push(key), backend.get(key)) };
     const cached = createCachingBlobStore(counting, { maxBytes: 400 });
-    for (const name of ["a", "b", "c", "d", "e"]) await cached.put(`k/${name}`, new Uint8Array(100), { contentType: "x/y" });
+    for (const name of ["a", "b", "c", "d", "e"])
+      await cached.put(`k/${name}`, new Uint8Array(100), { contentType: "x/y" });
     await cached.put("k/big", new Uint8Array(101), { contentType: "x/y" });
     await cached.get("k/big");
     await cached.get("k/a");

@@ -84,7 +84,9 @@ export async function startPixportServer(config: ServerConfig, logger?: Logger):
   const privateBlobs = createFsBlobStore({ root: paths.blobs });
   // Hot sources (one upload, many derived sizes) are read from disk once; keys are write-once.
   const blobStore =
-    resolved.blobCacheBytes > 0 ? createCachingBlobStore(privateBlobs, { maxBytes: resolved.blobCacheBytes }) : privateBlobs;
+    resolved.blobCacheBytes > 0
+      ? createCachingBlobStore(privateBlobs, { maxBytes: resolved.blobCacheBytes })
+      : privateBlobs;
   const publicStore = createFsBlobStore({ root: paths.publicBlobs });
   const keys = createFsKeyStore({ root: paths.keys });
   const images = createFsImageRepository({ root: paths.images });

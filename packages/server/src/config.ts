@@ -35,7 +35,11 @@ export const serverConfigSchema = z
       .regex(/^[A-Za-z0-9-]+$/)
       .default("X-Image-Processing-Usage"),
     /** Bytes of recently used private blobs kept in memory (0 disables the cache). @default 64 MiB */
-    blobCacheBytes: z.number().int().nonnegative().default(64 * 1024 * 1024),
+    blobCacheBytes: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(64 * 1024 * 1024),
     /** Express `trust proxy` setting (hops or `true`). @default false */
     trustProxy: z.union([z.boolean(), z.number().int().nonnegative()]).default(false),
     /** How long SIGTERM waits for in-flight requests, ms. @default 10000 */
