@@ -344,7 +344,7 @@ describe("request errors", () => {
       json: { height: 10000 },
     });
     expect(resize.status).toBe(422);
-    expect(resize.json.errors[0]).toMatch(/^width must result in an image of at most 10000 x 10000 pixels/);
+    expect(resize.json.errors[0]).toMatch(/^height must result in an image of at most 10000 x 10000 pixels/);
     const crop = await call(base, "POST", `/v1/images/${imageId}/crop`, {
       key: testKey,
       json: { x1: 10, y1: 0, x2: 5, y2: 100 },

@@ -67,13 +67,9 @@ async function runTransform<S extends z.ZodType>(
   ] as const);
   const source = await loadOwnedImage(context, caller, image_id);
   const plan = await build(body, source, context, caller);
-  planOutputSize(plan.steps, source, context.limits.maxOutputSide, (step) =>
-    step.type === "resize"
-      ? step.width > context.limits.maxOutputSide
-        ? "width"
-        : "height"
-      : plan.sizeField,
-  );
+  // Only a derived dimension (resize with one side given) or a rotation can exceed the limit:
+  // request fields are bounded by the schemas, so the plan names the field the caller sent.
+  planOutputSize(plan.steps, source, context.limits.maxOutputSide, () => plan.sizeField);
   assertCodecSupports(context, plan.steps, plan.format);
   const input_ = await loadImageBytes(context, source);
   let encoded: Awaited<ReturnType<typeof context.codec.transform>>;
