@@ -38,9 +38,12 @@ export {
   toImage,
 } from "./image.js";
 export { DEFAULT_LIMITS, formatBytes, type Limits, type LimitsOptions, limitsSchema } from "./limits.js";
+export { createMemoryAccountStore } from "./memory/memory-account-store.js";
 export { createMemoryBlobStore } from "./memory/memory-blob-store.js";
 export { createMemoryImageRepository } from "./memory/memory-image-repository.js";
 export { createMemoryKeyStore } from "./memory/memory-key-store.js";
+export { createMemoryQuotaStore } from "./memory/memory-quota-store.js";
+export { createMemoryRateLimiter } from "./memory/memory-rate-limiter.js";
 export { compareNewestFirst, paginate } from "./memory/paginate.js";
 export type { Caller, PipelineContext } from "./operations/context.js";
 export type {
@@ -60,6 +63,7 @@ export {
   imagePipelineOptionsSchema,
 } from "./pipeline.js";
 export { BILLING_UNITS, billedUnits } from "./policies/billing.js";
+export type { AccountRecord, AccountStore } from "./ports/account-store.js";
 export {
   assertBlobKey,
   BLOB_KEY_PATTERN,
@@ -88,6 +92,8 @@ export type {
 } from "./ports/image-repository.js";
 export type { ApiKeyRecord, KeyStore } from "./ports/key-store.js";
 export { type Logger, silentLogger } from "./ports/logger.js";
+export type { QuotaReservation, QuotaReserveRequest, QuotaStore } from "./ports/quota-store.js";
+export type { RateLimitDecision, RateLimiter, RateLimitRequest } from "./ports/rate-limiter.js";
 export {
   blurSchema,
   colorSchema,

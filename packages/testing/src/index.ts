@@ -24,6 +24,16 @@ export {
   type KeyStoreTestContext,
 } from "./conformance/key-store.js";
 export {
+  type AccountStoreConformanceOptions,
+  createManualClock,
+  describeAccountStoreConformance,
+  describeQuotaStoreConformance,
+  describeRateLimiterConformance,
+  type ManualClock,
+  type QuotaStoreConformanceOptions,
+  type RateLimiterConformanceOptions,
+} from "./conformance/limits.js";
+export {
   Colors,
   colorDistance,
   DEFAULT_QUADRANTS,
@@ -57,3 +67,4 @@ export {
   topBottomImage,
   truncate,
 } from "./fixtures/images.js";
+export { startRedisServer, type TestRedisServer } from "./redis-server.js";

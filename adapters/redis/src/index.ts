@@ -1,0 +1,4 @@
+export type { RedisAdapterOptions } from "./client.js";
+export { createRedisAccountStore, createRedisKeyStore } from "./redis-key-store.js";
+export { createRedisQuotaStore } from "./redis-quota-store.js";
+export { createRedisRateLimiter, type RedisRateLimiterOptions } from "./redis-rate-limiter.js";
