@@ -1,5 +1,5 @@
 import { ErrorCodes, ImagePipelineError, validationError } from "../errors.js";
-import { type Image, MIME_TYPES, toImage } from "../image.js";
+import { type Image, type ImageRecord, MIME_TYPES, toImage } from "../image.js";
 import { imagePathSchema, listImagesSchema, parseAll } from "../schemas.js";
 import { type Caller, loadImageBytes, loadOwnedImage, type PipelineContext } from "./context.js";
 
@@ -84,15 +84,24 @@ export async function deleteImage(
   caller: Caller,
   input: ImageIdInput,
 ): Promise<void> {
-  const record = await loadOwnedImage(context, caller, parseImageId(input));
+  await removeImage(context, await loadOwnedImage(context, caller, parseImageId(input)));
+}
+
+/**
+ * Removes an image: public copy first (so nothing stays public after a failure), then the record
+ * (the image is gone for the API), then the private bytes (best effort: a leftover blob is private
+ * and unreferenced). Returns whether this call removed the record. Shared by delete and retention.
+ */
+export async function removeImage(context: PipelineContext, record: ImageRecord): Promise<boolean> {
   if (record.url !== null) await context.publisher.unpublish({ id: record.id, format: record.format });
-  if (!(await context.images.delete(record.id))) return;
+  if (!(await context.images.delete(record.id))) return false;
   await context.blobStore.delete(record.blobKey).catch((error: unknown) => {
     context.logger.warn?.("could not delete the bytes of a deleted image", {
       id: record.id,
       error: String(error),
     });
   });
+  return true;
 }
 
 /** Result of {@link downloadImage}. */
