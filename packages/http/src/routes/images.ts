@@ -4,7 +4,9 @@ import {
   cropSchema,
   type Image,
   type ImagePipeline,
+  imagePathSchema,
   listImagesSchema,
+  MIME_TYPES,
   mirrorSchema,
   modulateSchema,
   resizeSchema,
@@ -12,7 +14,8 @@ import {
   type TransformInput,
   watermarkSchema,
 } from "@pixport/core";
-import { createImageFromUrl, createImageFromUrlSchema } from "../create-from-url.js";
+import { createImageFromUrlSchema } from "../create-from-url.js";
+import { imageListSchema, imageSchema, uploadImageFormSchema } from "../response-schemas.js";
 import type { Route, RouteContext, RouteResult } from "./route.js";
 
 const image =
@@ -52,6 +55,8 @@ function transform(
     auth: true,
     body: "json",
     bodySchema,
+    paramsSchema: imagePathSchema,
+    responseSchema: imageSchema,
     successStatus: 201,
     invoke: (context) =>
       context.pipeline[operationId](context.caller, {
@@ -76,6 +81,8 @@ export const imageRoutes: readonly Route[] = [
     summary: "Upload an image (multipart/form-data with `name` and `image`).",
     auth: true,
     body: "multipart",
+    bodySchema: uploadImageFormSchema,
+    responseSchema: imageSchema,
     successStatus: 201,
     invoke: upload,
   },
@@ -86,6 +93,8 @@ export const imageRoutes: readonly Route[] = [
     summary: "Upload an image (multipart/form-data), the seed's form of the upload route.",
     auth: true,
     body: "multipart",
+    bodySchema: uploadImageFormSchema,
+    responseSchema: imageSchema,
     successStatus: 201,
     accepts: isMultipart,
     invoke: upload,
@@ -98,9 +107,11 @@ export const imageRoutes: readonly Route[] = [
     auth: true,
     body: "json",
     bodySchema: createImageFromUrlSchema,
+    responseSchema: imageSchema,
     successStatus: 201,
     accepts: (type) => !isMultipart(type),
-    invoke: (context) => createImageFromUrl(context.body).then(image(201)),
+    invoke: (context) =>
+      context.pipeline.createImageFromUrl(context.caller, { body: context.body }).then(image(201)),
   },
   {
     operationId: "listImages",
@@ -110,6 +121,7 @@ export const imageRoutes: readonly Route[] = [
     auth: true,
     body: "none",
     querySchema: listImagesSchema,
+    responseSchema: imageListSchema,
     successStatus: 200,
     invoke: async (context) => {
       const query = context.request.query;
@@ -138,6 +150,8 @@ export const imageRoutes: readonly Route[] = [
     summary: "Retrieve one image.",
     auth: true,
     body: "none",
+    paramsSchema: imagePathSchema,
+    responseSchema: imageSchema,
     successStatus: 200,
     invoke: (context) =>
       context.pipeline.getImage(context.caller, { imageId: context.params.image_id }).then(image(200)),
@@ -149,6 +163,7 @@ export const imageRoutes: readonly Route[] = [
     summary: "Delete an image, its bytes and its public copy.",
     auth: true,
     body: "none",
+    paramsSchema: imagePathSchema,
     successStatus: 204,
     invoke: async (context) => {
       await context.pipeline.deleteImage(context.caller, { imageId: context.params.image_id });
@@ -162,6 +177,8 @@ export const imageRoutes: readonly Route[] = [
     summary: "Download the image bytes.",
     auth: true,
     body: "none",
+    paramsSchema: imagePathSchema,
+    responseMediaTypes: Object.values(MIME_TYPES),
     successStatus: 200,
     invoke: async (context) => {
       const result = await context.pipeline.downloadImage(context.caller, {
@@ -183,6 +200,8 @@ export const imageRoutes: readonly Route[] = [
     summary: "Publish an image at a public URL.",
     auth: true,
     body: "none",
+    paramsSchema: imagePathSchema,
+    responseSchema: imageSchema,
     successStatus: 201,
     invoke: (context) =>
       context.pipeline.publishImage(context.caller, { imageId: context.params.image_id }).then(image(201)),
@@ -194,6 +213,8 @@ export const imageRoutes: readonly Route[] = [
     summary: "Remove the public copy of an image.",
     auth: true,
     body: "none",
+    paramsSchema: imagePathSchema,
+    responseSchema: imageSchema,
     successStatus: 201,
     invoke: (context) =>
       context.pipeline.unpublishImage(context.caller, { imageId: context.params.image_id }).then(image(201)),

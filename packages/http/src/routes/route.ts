@@ -14,7 +14,10 @@ export type RouteResult =
 /** Everything a route's `invoke` receives. */
 export interface RouteContext {
   pipeline: ImagePipeline;
-  /** The authenticated caller (routes with `auth: false` get none). */
+  /**
+   * The authenticated caller. Routes with `auth: false` have none: reading it there throws an
+   * `INTERNAL` error (a programming mistake, never a client's).
+   */
   caller: Caller;
   request: HttpRequest;
   /** Path parameters by name, e.g. `{ image_id: "image_..." }`. */
@@ -25,6 +28,8 @@ export interface RouteContext {
   multipart: { fields: Map<string, string>; file: Uint8Array | undefined } | undefined;
   /** Absolute base URL for links, without a trailing slash. */
   baseUrl: string;
+  /** The route table the handler serves (the OpenAPI route describes it). */
+  routes: readonly Route[];
 }
 
 /**
@@ -40,10 +45,19 @@ export interface Route {
   /** Whether an `x-api-key` is required. */
   auth: boolean;
   body: BodyKind;
-  /** The body schema (JSON routes) for documentation; validation itself happens in the core. */
+  /**
+   * The body schema for documentation (JSON routes: the JSON body; multipart routes: an object of
+   * the parts, files as `contentMediaType` strings). Validation itself happens in the core.
+   */
   bodySchema?: z.ZodType;
   /** The query schema for documentation. */
   querySchema?: z.ZodType;
+  /** The path parameters (an object keyed by the `{names}` of `path`) for documentation. */
+  paramsSchema?: z.ZodType;
+  /** Schema of the JSON body of a successful response, for documentation. */
+  responseSchema?: z.ZodType;
+  /** Media types of a successful binary response (e.g. the download), for documentation. */
+  responseMediaTypes?: readonly string[];
   /** Status of a successful call. */
   successStatus: number;
   /**

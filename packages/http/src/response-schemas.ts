@@ -1,0 +1,93 @@
+import { IMAGE_FORMATS, IMAGE_ID_PATTERN, uploadImageSchema } from "@pixport/core";
+import { z } from "zod";
+
+/*
+ * Wire shapes that only HTTP knows: the responses and the multipart upload form. They are route
+ * data for the OpenAPI document (`openapi.ts`); the handler does not validate its own output.
+ */
+
+const IMAGE_ID_EXAMPLE = "image_etm0g3x5iap4cld1qcfsjvo2";
+
+/** The Image resource (contract section 1.4): always all eight keys, in this order. */
+export const imageSchema = z
+  .object({
+    id: z
+      .string()
+      .regex(IMAGE_ID_PATTERN)
+      .meta({ description: "`image_` followed by 24 letters or digits.", examples: [IMAGE_ID_EXAMPLE] }),
+    name: z
+      .string()
+      .min(1)
+      .max(30)
+      .meta({ description: "Not unique; derived images keep their source's name." }),
+    url: z
+      .url()
+      .nullable()
+      .meta({ description: "Public URL while the image is published, otherwise `null`." }),
+    width: z.int().positive().meta({ description: "Pixels." }),
+    height: z.int().positive().meta({ description: "Pixels." }),
+    format: z.enum(IMAGE_FORMATS),
+    size: z.int().nonnegative().meta({ description: "Bytes of the stored image." }),
+    created_at: z.iso.datetime({ precision: 3 }).meta({
+      // The format says it; zod's long generated pattern would only add noise to the document.
+      pattern: undefined,
+      description: "ISO 8601 in UTC with milliseconds.",
+      examples: ["2024-08-07T12:40:55.712Z"],
+    }),
+  })
+  .meta({ description: "An image. Every create, transform, publish, unpublish and get call returns one." });
+
+/** `GET /v1/images`: one page, newest first, with absolute links to the neighbouring pages. */
+export const imageListSchema = z.object({
+  data: z.array(imageSchema),
+  links: z.object({
+    previous: z
+      .url()
+      .nullable()
+      .meta({ description: "Absolute URL of the previous page, `null` on the first page." }),
+    next: z.url().nullable().meta({ description: "Absolute URL of the next page, `null` on the last page." }),
+  }),
+});
+
+const errorBase = {
+  type: z
+    .url()
+    .meta({ examples: ["https://docs.img-processing.com/errors/not-found"], description: "Error kind." }),
+  error: z.string().meta({ description: "Title of the error kind, e.g. `Not Found`." }),
+  code: z
+    .string()
+    .optional()
+    .meta({ description: "pixport's machine-readable error code, e.g. `IMAGE_NOT_FOUND`." }),
+};
+
+/** Every error other than 422 (contract section 2.1, message shape). */
+export const messageErrorSchema = z
+  .object({
+    ...errorBase,
+    status: z.int().min(400).max(599).meta({ description: "Equals the HTTP status." }),
+    message: z.string(),
+  })
+  .meta({ description: "An error with a human-readable message." });
+
+/** 422 (contract section 2.1, validation shape): every failing field as `<field> <problem>`, no `message`. */
+export const validationErrorSchema = z
+  .object({
+    ...errorBase,
+    status: z.literal(422),
+    errors: z
+      .array(z.string())
+      .min(1)
+      .meta({ examples: [["width must be an integer between 1 and 10000"]] }),
+  })
+  .meta({ description: "A validation error listing every failing field." });
+
+/** The multipart form of the upload routes (parts `name` and `image`). */
+export const uploadImageFormSchema = uploadImageSchema.extend({
+  image: z.string().meta({
+    contentMediaType: "application/octet-stream",
+    description: "A jpeg, png or webp file (detected from the bytes), at most 20 MB by default.",
+  }),
+});
+
+/** The OpenAPI document itself (`GET /v1/openapi.json`). */
+export const openApiDocumentSchema = z.looseObject({ openapi: z.string(), info: z.looseObject({}) });
