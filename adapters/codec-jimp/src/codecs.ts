@@ -1,0 +1,157 @@
+import jpeg from "@jimp/js-jpeg";
+import png from "@jimp/js-png";
+import type { ImageFormat } from "@pixport/core";
+import { type Rgba, sniffImageFormat } from "@pixport/core";
+import { applyOrientation, type Bitmap, flatten, isOpaque } from "./bitmap.js";
+import { asBuffer, invalidImage, tooLarge, translateDecodeError, unsupported } from "./errors.js";
+import { readHeader, type StoredHeader } from "./header.js";
+import { decodeWebp, encodeWebp } from "./webp.js";
+
+/** jimp's format plugins (jpeg-js and pngjs); WebP goes through `webp.ts`. */
+const JPEG = jpeg();
+const PNG = png();
+
+/** PNG zlib level: 6 is zlib's own balance of size and speed (and what the sharp codec uses). */
+const PNG_DEFLATE_LEVEL = 6;
+/** pngjs filter 5 = adaptive (per row, like libpng's default); 0 = none. */
+const PNG_FILTER_ADAPTIVE = -1;
+/** pngjs colour types. */
+const PNG_COLOR_RGB = 2;
+const PNG_COLOR_RGBA = 6;
+
+/** Header facts plus the size after EXIF orientation. */
+export interface CheckedHeader extends StoredHeader {
+  orientedWidth: number;
+  orientedHeight: number;
+}
+
+/**
+ * Reads and checks the header of `bytes` without decoding pixels: the format from the magic bytes,
+ * the size and orientation from the header, then the pixel cap and the decoder's own gaps. `what`
+ * names the input in messages ("The input", "Overlay 2").
+ */
+export function checkHeader(bytes: Buffer, maxPixels: number, what: string): CheckedHeader {
+  const format = sniffImageFormat(bytes);
+  if (format === null) throw invalidImage(`${what} is not a jpeg, png or webp image.`);
+  const header = readHeader(bytes, format);
+  if (header === null) throw invalidImage(`${what} has a malformed or truncated ${format} header.`);
+  if (header.width * header.height > maxPixels) throw tooLarge(what, header.width, header.height, maxPixels);
+  if (header.unsupported !== undefined) throw unsupported(header.unsupported);
+  const turned = header.orientation >= 5;
+  return {
+    ...header,
+    orientedWidth: turned ? header.height : header.width,
+    orientedHeight: turned ? header.width : header.height,
+  };
+}
+
+/** Decodes checked bytes to an upright RGBA bitmap. Corrupt or truncated data → `INVALID_IMAGE`. */
+export async function decode(input: Uint8Array, maxPixels: number, what: string): Promise<Bitmap> {
+  const bytes = asBuffer(input, "input");
+  const header = checkHeader(bytes, maxPixels, what);
+  let bitmap: Bitmap;
+  try {
+    bitmap = await decodePixels(bytes, header);
+  } catch (error) {
+    throw translateDecodeError(error, what);
+  }
+  if (bitmap.width !== header.width || bitmap.height !== header.height) {
+    throw invalidImage(`${what} decoded to a size different from its header.`);
+  }
+  return applyOrientation(bitmap, header.orientation);
+}
+
+async function decodePixels(bytes: Buffer, header: CheckedHeader): Promise<Bitmap> {
+  switch (header.format) {
+    case "jpeg": {
+      // jpeg-js fills missing scan data with grey instead of failing; a file without its EOI marker
+      // is truncated, and sharp (failOn: "warning") refuses those too.
+      if (!hasJpegEnd(bytes)) throw invalidImage("The JPEG data is truncated (no end-of-image marker).");
+      if (!hasQuantisationTables(bytes))
+        throw invalidImage("The JPEG has no quantisation table before its scan.");
+      const pixels = header.width * header.height;
+      const decoded = JPEG.decode(bytes, {
+        formatAsRGBA: true,
+        tolerantDecoding: false,
+        // Second line of defence behind the header check; jpeg-js also caps its own allocations.
+        maxResolutionInMP: Math.ceil(pixels / 1e6) + 1,
+        maxMemoryUsageInMB: Math.ceil((pixels * 12) / (1024 * 1024)) + 64,
+      } as never) as { data: Uint8Array; width: number; height: number };
+      return { data: asBuffer(decoded.data, "decoded"), width: decoded.width, height: decoded.height };
+    }
+    case "png": {
+      const decoded = PNG.decode(bytes, { checkCRC: true } as never) as Bitmap;
+      return decoded;
+    }
+    case "webp":
+      return decodeWebp(bytes);
+  }
+}
+
+/**
+ * True when a DQT segment comes before the first scan. jpeg-js decodes a table-less file to an
+ * image of zeros; libjpeg (sharp) refuses it.
+ */
+function hasQuantisationTables(bytes: Uint8Array): boolean {
+  let offset = 2;
+  while (offset + 4 <= bytes.length) {
+    if (bytes[offset] !== 0xff) return false;
+    const marker = bytes[offset + 1]!;
+    if (marker === 0xff) {
+      offset += 1;
+      continue;
+    }
+    if (marker === 0xdb) return true;
+    if (marker === 0xda || marker === 0xd9) return false;
+    if (marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) {
+      offset += 2;
+      continue;
+    }
+    offset += 2 + ((bytes[offset + 2]! << 8) | bytes[offset + 3]!);
+  }
+  return false;
+}
+
+/** True when an EOI marker (FF D9) ends the data, allowing trailing padding bytes. */
+function hasJpegEnd(bytes: Uint8Array): boolean {
+  for (let index = bytes.length - 2; index >= Math.max(2, bytes.length - 4096); index -= 1) {
+    if (bytes[index] === 0xff && bytes[index + 1] === 0xd9) return true;
+  }
+  return false;
+}
+
+/** Encoder settings. */
+export interface EncodeSettings {
+  format: ImageFormat;
+  quality: number;
+  flattenBackground: Rgba;
+}
+
+/** Encodes an RGBA bitmap; jpeg output is flattened onto `flattenBackground` first. */
+export async function encode(bitmap: Bitmap, settings: EncodeSettings): Promise<Buffer> {
+  const quality = Math.min(100, Math.max(1, Math.round(settings.quality)));
+  switch (settings.format) {
+    case "jpeg": {
+      let opaque = bitmap;
+      if (!isOpaque(bitmap)) {
+        opaque = { ...bitmap, data: Buffer.from(bitmap.data) };
+        flatten(opaque, settings.flattenBackground);
+      }
+      return Buffer.from(JPEG.encode(opaque as never, { quality }) as Uint8Array);
+    }
+    case "png":
+      return Buffer.from(
+        PNG.encode(
+          bitmap as never,
+          {
+            deflateLevel: PNG_DEFLATE_LEVEL,
+            filterType: PNG_FILTER_ADAPTIVE,
+            colorType: isOpaque(bitmap) ? PNG_COLOR_RGB : PNG_COLOR_RGBA,
+            inputHasAlpha: true,
+          } as never,
+        ) as Uint8Array,
+      );
+    case "webp":
+      return encodeWebp(bitmap, quality);
+  }
+}

@@ -1,0 +1,175 @@
+import type {
+  CodecCapabilities,
+  EncodedImage,
+  ImageCodec,
+  ImageFormat,
+  ImageHeader,
+  OverlayLayer,
+  TransformRequest,
+  TransformStep,
+} from "@pixport/core";
+import { IMAGE_FORMATS, sniffImageFormat, TRANSFORM_STEP_TYPES } from "@pixport/core";
+import { type Bitmap, crop, mirror } from "./bitmap.js";
+import { checkHeader, decode, encode } from "./codecs.js";
+import { asBuffer, tooLarge, unsupported } from "./errors.js";
+import { readHeader } from "./header.js";
+import { type JimpImageCodecOptions, parseJimpImageCodecOptions } from "./options.js";
+import { blur } from "./steps/blur.js";
+import { modulate } from "./steps/modulate.js";
+import { drawOver } from "./steps/overlay.js";
+import { resize, scale } from "./steps/resize.js";
+import { rotate } from "./steps/rotate.js";
+
+const FORMATS: readonly ImageFormat[] = IMAGE_FORMATS;
+
+const CAPABILITIES: CodecCapabilities = Object.freeze({
+  inputFormats: FORMATS,
+  outputFormats: FORMATS,
+  steps: TRANSFORM_STEP_TYPES,
+});
+
+/**
+ * Creates an {@link ImageCodec} on jimp: pure JavaScript (jpeg-js and pngjs through jimp's format
+ * plugins, jimp's resampler) plus libwebp compiled to WASM for WebP, so it runs where sharp's
+ * native binaries cannot be installed. Same semantics as the sharp codec, at jimp's speed.
+ *
+ * - Reads and writes jpeg, png and webp and runs every transform step.
+ * - Only bytes reach the decoders: a non-`Uint8Array` input throws a `TypeError` (jimp reads a
+ *   string as a path or URL), and bytes whose magic numbers are not jpeg, png or webp are refused
+ *   with `INVALID_IMAGE`.
+ * - Dimensions come from the header, and an input over `limits.maxInputPixels` (else
+ *   `options.maxInputPixels`) is refused with `IMAGE_TOO_LARGE` before any pixel is decoded, so a
+ *   decompression bomb costs a header read. Corrupt or truncated input is `INVALID_IMAGE`, never a
+ *   partial image. EXIF orientation is applied and metadata is stripped.
+ * - Inputs jimp cannot decode although they are valid (arithmetic-coded or 12-bit JPEG, animated
+ *   WebP) reject with `UNSUPPORTED_OPERATION`, as does a step or format outside `capabilities`.
+ * - Decoding and every step run synchronously on the calling thread: a large image blocks the event
+ *   loop for its whole transform. Run it in a worker pool when latency of other requests matters.
+ *
+ * @example
+ * ```ts
+ * import { createImagePipeline } from "@pixport/core";
+ * import { createJimpCodec } from "@pixport/codec-jimp";
+ *
+ * const codec = createJimpCodec({ maxInputPixels: 25_000_000 });
+ * const pipeline = createImagePipeline({ codec, blobStore, images, keys, publisher });
+ * ```
+ */
+export function createJimpCodec(options: JimpImageCodecOptions = {}): ImageCodec {
+  const settings = parseJimpImageCodecOptions(options);
+  return {
+    name: "jimp",
+    capabilities: CAPABILITIES,
+    probe: async (input) => probe(input),
+    transform: (request) => transform(request, settings.maxInputPixels),
+  };
+}
+
+function probe(input: Uint8Array): ImageHeader | null {
+  const bytes = asBuffer(input, "input");
+  const format = sniffImageFormat(bytes);
+  // Header only, with no pixel cap: a bomb reports its real size and the caller refuses it. A
+  // valid file jimp cannot decode (e.g. an animated WebP) is reported too; transform says why.
+  const header = format === null ? null : readHeader(bytes, format);
+  if (header === null) return null;
+  const turned = header.orientation >= 5;
+  return {
+    format: header.format,
+    width: turned ? header.height : header.width,
+    height: turned ? header.width : header.height,
+  };
+}
+
+async function transform(request: TransformRequest, defaultMaxPixels: number): Promise<EncodedImage> {
+  if (typeof request !== "object" || request === null) {
+    throw new TypeError(
+      `Expected object for request, received ${request === null ? "null" : typeof request}`,
+    );
+  }
+  const input = asBuffer(request.input, "input");
+  assertSupported(request);
+  const requested = request.limits?.maxInputPixels;
+  const maxPixels =
+    typeof requested === "number" && Number.isFinite(requested) && requested > 0
+      ? Math.floor(requested)
+      : defaultMaxPixels;
+
+  // Overlay headers are checked before the base is decoded, so no work is wasted on a doomed request.
+  for (const step of request.steps) {
+    if (step.type !== "overlay") continue;
+    for (const [index, layer] of step.layers.entries()) {
+      checkHeader(asBuffer(layer.input, `layers[${index}].input`), maxPixels, `Overlay ${index}`);
+    }
+  }
+
+  let bitmap = await decode(input, maxPixels, "The input");
+  for (const step of request.steps) bitmap = await runStep(bitmap, step, maxPixels);
+  const data = await encode(bitmap, request.output);
+  return { data, format: request.output.format, width: bitmap.width, height: bitmap.height };
+}
+
+async function runStep(bitmap: Bitmap, step: TransformStep, maxPixels: number): Promise<Bitmap> {
+  switch (step.type) {
+    case "mirror":
+      return mirror(
+        bitmap,
+        step.mode === "horizontal" || step.mode === "both",
+        step.mode === "vertical" || step.mode === "both",
+      );
+    case "resize":
+      return resize(bitmap, step);
+    case "crop":
+      return crop(bitmap, step.left, step.top, step.width, step.height);
+    case "rotate":
+      return rotate(bitmap, step.angle, step.background);
+    case "modulate":
+      return modulate(bitmap, step);
+    case "blur":
+      return blur(bitmap, Math.min(1000, step.sigma));
+    case "overlay": {
+      // Drawn in place: work on a copy so the caller's (or a cached) bitmap is never changed.
+      const result: Bitmap = { ...bitmap, data: Buffer.from(bitmap.data) };
+      for (const [index, layer] of step.layers.entries()) {
+        await drawLayer(result, layer, index, maxPixels);
+      }
+      return result;
+    }
+    default: {
+      const unknown: never = step;
+      throw unsupported(`The jimp codec cannot run the ${String((unknown as { type: string }).type)} step.`);
+    }
+  }
+}
+
+async function drawLayer(base: Bitmap, layer: OverlayLayer, index: number, maxPixels: number): Promise<void> {
+  const width = Math.max(1, Math.round(layer.width));
+  const height = Math.max(1, Math.round(layer.height));
+  const left = Math.round(layer.left);
+  const top = Math.round(layer.top);
+  const opacity = Number.isFinite(layer.opacity) ? Math.min(1, Math.max(0, layer.opacity)) : 1;
+  const tilesX = layer.repeat === "repeat" || layer.repeat === "repeat-x";
+  const tilesY = layer.repeat === "repeat" || layer.repeat === "repeat-y";
+  const visibleX = tilesX || (left < base.width && left + width > 0);
+  const visibleY = tilesY || (top < base.height && top + height > 0);
+  if (opacity === 0 || !visibleX || !visibleY) return;
+  // The scaled overlay is held in memory whole: cap it like a decoded input.
+  if (width * height > maxPixels) throw tooLarge(`Overlay ${index} scaled`, width, height, maxPixels);
+  const decoded = await decode(layer.input, maxPixels, `Overlay ${index}`);
+  drawOver(base, scale(decoded, width, height), left, top, opacity, layer.repeat);
+}
+
+function assertSupported(request: TransformRequest): void {
+  if (!Array.isArray(request.steps)) {
+    throw new TypeError(`Expected array for steps, received ${typeof request.steps}`);
+  }
+  for (const step of request.steps) {
+    if (!CAPABILITIES.steps.includes(step?.type)) {
+      throw unsupported(`The jimp codec cannot run the ${String(step?.type)} step.`);
+    }
+  }
+  if (!CAPABILITIES.outputFormats.includes(request.output?.format)) {
+    throw unsupported(
+      `The jimp codec cannot encode ${String(request.output?.format)} (it writes ${FORMATS.join(", ")}).`,
+    );
+  }
+}

@@ -1,0 +1,32 @@
+import { ErrorCodes, ImagePipelineError } from "@pixport/core";
+import { z } from "zod";
+
+/** Options of {@link createJimpCodec}, parsed once at construction. */
+export const jimpImageCodecOptionsSchema = z.strictObject({
+  /**
+   * Largest decoded input (width x height), used when a request carries no usable
+   * `limits.maxInputPixels`. Checked from the header before any pixel is decoded; overlays are held
+   * to the same cap (their decoded and their scaled size).
+   * @default 50_000_000
+   */
+  maxInputPixels: z.number().int().positive().default(50_000_000),
+});
+
+/** Options of {@link createJimpCodec} (all optional; see {@link jimpImageCodecOptionsSchema}). */
+export type JimpImageCodecOptions = z.input<typeof jimpImageCodecOptionsSchema>;
+
+/** Options after defaults were applied. */
+export type ResolvedJimpImageCodecOptions = z.output<typeof jimpImageCodecOptionsSchema>;
+
+export function parseJimpImageCodecOptions(options: unknown): ResolvedJimpImageCodecOptions {
+  const parsed = jimpImageCodecOptionsSchema.safeParse(options ?? {});
+  if (parsed.success) return parsed.data;
+  const paths = parsed.error.issues
+    .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "options"}: ${issue.message}`)
+    .join("; ");
+  throw new ImagePipelineError(
+    ErrorCodes.INVALID_CONFIGURATION,
+    `Invalid jimp codec options (${paths}). Fix the options passed to createJimpCodec().`,
+    { issues: parsed.error.issues.map((issue) => ({ path: issue.path.join("."), message: issue.message })) },
+  );
+}

@@ -1,0 +1,25 @@
+import { isImagePipelineError } from "@pixport/core";
+import { loadServerConfig, resolveServerConfig } from "@pixport/server";
+import { describe, expect, it } from "vitest";
+
+describe("codec selection in the server config", () => {
+  it("defaults to sharp and accepts jimp", () => {
+    expect(resolveServerConfig({}).codec).toBe("sharp");
+    expect(resolveServerConfig({ codec: "jimp" }).codec).toBe("jimp");
+  });
+
+  it("reads PIXPORT_CODEC, and a flag (override) wins over the environment", async () => {
+    expect((await loadServerConfig({ environment: { PIXPORT_CODEC: "jimp" } })).codec).toBe("jimp");
+    const overridden = await loadServerConfig({
+      environment: { PIXPORT_CODEC: "jimp" },
+      overrides: { codec: "sharp" },
+    });
+    expect(overridden.codec).toBe("sharp");
+  });
+
+  it("rejects an unknown codec at start, naming the key", async () => {
+    const error = await loadServerConfig({ environment: { PIXPORT_CODEC: "gm" } }).catch((caught) => caught);
+    expect(isImagePipelineError(error)).toBe(true);
+    expect((error as Error).message).toMatch(/codec: .*"sharp"\|"jimp"/);
+  });
+});
