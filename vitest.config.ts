@@ -10,6 +10,7 @@ export default defineConfig({
       "adapters/*/test/**/*.test.ts",
       "adapters/*/src/**/*.test.ts",
       "test/**/*.test.ts",
+      "examples/*/test/**/*.test.ts",
     ],
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -59,7 +59,7 @@ for (let y = 0; y < height; y++) {
 const tile = await sharp(rgba, { raw: { width, height, channels: 4 } })
   .rotate(-30, { background: { r: 0, g: 0, b: 0, alpha: 0 } })
   .extend({ top: 24, bottom: 24, left: 24, right: 24, background: { r: 0, g: 0, b: 0, alpha: 0 } })
-  .png({ compressionLevel: 9, palette: true })
+  .png({ compressionLevel: 9 })
   .toBuffer({ resolveWithObject: true });
 const base64 = tile.data.toString("base64");
 writeFileSync(

@@ -134,6 +134,32 @@ describe("the prebuilt `pixport` CLI", () => {
       const listed = await run(process.execPath, [CLI, "keys", "list", "--data-dir", dataDir]);
       expect(listed.stdout).toContain("cli-account");
       expect(listed.stdout).not.toContain(key);
+      // A per-key override and a revocation made by the CLI reach the running server at once (the
+      // key already made one request above, so 3 per minute leaves two).
+      const id =
+        listed.stdout
+          .split("\n")
+          .find((line) => line.includes("cli-account"))
+          ?.split("\t")[0] ?? "";
+      await run(process.execPath, [
+        CLI,
+        "keys",
+        "limit",
+        "--id",
+        id,
+        "--per-minute",
+        "3",
+        "--data-dir",
+        dataDir,
+      ]);
+      const statuses: string[] = [];
+      for (let index = 0; index < 3; index++) {
+        const limited = await call(running.url, "GET", "/v1/images", { key });
+        statuses.push(`${limited.status} ${limited.headers.get("x-ratelimit-limit")}`);
+      }
+      expect(statuses).toEqual(["200 3", "200 3", "429 3"]);
+      await run(process.execPath, [CLI, "keys", "revoke", "--id", id, "--data-dir", dataDir]);
+      expect((await call(running.url, "GET", "/v1/images", { key })).status).toBe(401);
       const refused = await run(process.execPath, [
         CLI,
         "keys",

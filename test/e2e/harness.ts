@@ -5,6 +5,9 @@ import type { KeyKind } from "@pixport/core";
 import { createApiKey, type PixportServer, resolveServerConfig, startPixportServer } from "@pixport/server";
 import sharp from "sharp";
 
+/** Codecs the HTTP end-to-end suites run against: each suite runs once per codec, on its own server. */
+export const CODECS = ["sharp", "jimp"] as const;
+
 export const IMAGE_KEYS = ["id", "name", "url", "width", "height", "format", "size", "created_at"];
 export const ID = /^image_[a-z][a-z0-9]{23}$/;
 
@@ -23,11 +26,30 @@ export async function startServer(
   overrides: Record<string, unknown> = {},
 ): Promise<PixportServer> {
   return startPixportServer(
-    resolveServerConfig({ port: 0, host: "127.0.0.1", dataDir, log: false, ...overrides }),
+    resolveServerConfig({
+      port: 0,
+      host: "127.0.0.1",
+      dataDir,
+      log: false,
+      // These suites check the API, not the rate limits (test/e2e/policies.test.ts does): lift them.
+      policies: { testRequestsPerMinute: 1_000_000, liveRequestsPerMinute: 1_000_000 },
+      ...overrides,
+    }),
   );
 }
 
-export async function newKey(server: PixportServer, kind: KeyKind, accountId: string): Promise<string> {
+/**
+ * A new key for `accountId`. Live keys belong to an upgraded account unless `trial` is set, so
+ * suites that make many images are not cut off by the 25-images-a-month trial quota.
+ */
+export async function newKey(
+  server: PixportServer,
+  kind: KeyKind,
+  accountId: string,
+  options: { trial?: boolean } = {},
+): Promise<string> {
+  if (kind === "live" && options.trial !== true)
+    await server.pipeline.context.policy.accounts.setUpgraded(accountId, true);
   return (await createApiKey(server.keys, { kind, accountId })).key;
 }
 

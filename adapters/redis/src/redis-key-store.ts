@@ -1,4 +1,10 @@
-import type { AccountRecord, AccountStore, ApiKeyRecord, KeyStore } from "@pixport/core";
+import {
+  type AccountRecord,
+  type AccountStore,
+  type ApiKeyRecord,
+  definedFields,
+  type KeyStore,
+} from "@pixport/core";
 import { createCaller, defineScript, type RedisAdapterOptions, script } from "./client.js";
 
 // Insert a key record only when neither its hash nor its id exists yet, in one step.
@@ -12,6 +18,19 @@ redis.call('SADD', KEYS[3], ARGV[2])
 return 1
 `;
 
+// Merge a patch into a stored record in one step (cjson ships with Redis' Lua).
+const UPDATE_KEY = `
+local current = redis.call('GET', KEYS[1])
+if not current then return false end
+local record = cjson.decode(current)
+for field, value in pairs(cjson.decode(ARGV[1])) do
+  if value == cjson.null then record[field] = nil else record[field] = value end
+end
+local encoded = cjson.encode(record)
+redis.call('SET', KEYS[1], encoded)
+return encoded
+`;
+
 /**
  * A KeyStore on Redis: `{prefix}key:{hash}` holds the record as JSON (only the SHA-256 of the key is
  * stored), `{prefix}key-id:{id}` guards id uniqueness, `{prefix}keys` lists every hash. Every node
@@ -22,6 +41,8 @@ export function createRedisKeyStore(options: RedisAdapterOptions): KeyStore {
   const call = createCaller(options);
   defineScript(options.client, "pixportInsertKey", 3, INSERT_KEY);
   const insert = script(options.client, "pixportInsertKey");
+  defineScript(options.client, "pixportUpdateKey", 1, UPDATE_KEY);
+  const updateKey = script(options.client, "pixportUpdateKey");
   const parse = (text: string | null): ApiKeyRecord | null =>
     text === null ? null : (JSON.parse(text) as ApiKeyRecord);
   return {
@@ -39,6 +60,14 @@ export function createRedisKeyStore(options: RedisAdapterOptions): KeyStore {
         );
         if (inserted !== 1)
           throw new TypeError(`A key with id ${record.id} or the same hash already exists.`);
+      });
+    },
+    update(id, patch) {
+      return call("key update", async () => {
+        const hash = await options.client.get(`${prefix}key-id:${id}`);
+        if (hash === null) return null;
+        const updated = await updateKey(`${prefix}key:${hash}`, JSON.stringify(definedFields(patch)));
+        return parse(updated as string | null);
       });
     },
     list() {

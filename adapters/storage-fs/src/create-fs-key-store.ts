@@ -1,5 +1,11 @@
 import path from "node:path";
-import { type ApiKeyRecord, ErrorCodes, ImagePipelineError, type KeyStore } from "@pixport/core";
+import {
+  type ApiKeyRecord,
+  definedFields,
+  ErrorCodes,
+  ImagePipelineError,
+  type KeyStore,
+} from "@pixport/core";
 import { z } from "zod";
 import {
   type FsPromises,
@@ -156,6 +162,20 @@ export function createFsKeyStore(options: FsKeyStoreOptions): FsKeyStore {
           await fs.mkdir(root, { recursive: true });
           await writeFileAtomic(fs, filePath, `${JSON.stringify({ keys }, null, 2)}\n`);
           // The next read re-reads the file: its identity changed with the rename.
+        }),
+      );
+    },
+
+    update(id, patch) {
+      return translated("updating an API key", () =>
+        lock.run("keys", async () => {
+          const current = await read();
+          const existing = [...current.byHash.values()].find((key) => key.id === id);
+          if (existing === undefined) return null;
+          const updated = keyRecordSchema.parse({ ...existing, ...definedFields(patch) });
+          const keys = [...current.byHash.values()].map((key) => (key.id === id ? updated : key));
+          await writeFileAtomic(fs, filePath, `${JSON.stringify({ keys }, null, 2)}\n`);
+          return { ...updated };
         }),
       );
     },

@@ -1,5 +1,10 @@
 export type { FsPromises, SweepTemporaryFilesOptions } from "./atomic-write.js";
 export {
+  createFsAccountStore,
+  type FsAccountStoreOptions,
+  fsAccountStoreOptionsSchema,
+} from "./create-fs-account-store.js";
+export {
   createFsBlobStore,
   type FsBlobStore,
   type FsBlobStoreOptions,

@@ -22,6 +22,16 @@ export const ErrorCodes = {
   IMAGE_TOO_LARGE: "IMAGE_TOO_LARGE",
   /** The requested output would exceed the output side limit. */
   OUTPUT_TOO_LARGE: "OUTPUT_TOO_LARGE",
+  /** A URL to import is refused by the origin policy (scheme, port, credentials, host, redirect). */
+  URL_NOT_ALLOWED: "URL_NOT_ALLOWED",
+  /** A URL to import could not be reached (DNS, connection, a non-public address). */
+  SOURCE_UNREACHABLE: "SOURCE_UNREACHABLE",
+  /** A URL to import did not answer within the connect or total deadline. */
+  SOURCE_TIMEOUT: "SOURCE_TIMEOUT",
+  /** The source of a URL import answered 4xx (private, missing, expired pre-signed URL). */
+  SOURCE_NOT_ACCESSIBLE: "SOURCE_NOT_ACCESSIBLE",
+  /** The source of a URL import failed (5xx, too many redirects, TLS or protocol error). */
+  SOURCE_ERROR: "SOURCE_ERROR",
   /** The request could not be parsed (malformed JSON, empty JSON body, wrong content type). */
   BAD_REQUEST: "BAD_REQUEST",
   /** The rate limit of the key is exhausted. */

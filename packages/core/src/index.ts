@@ -41,11 +41,12 @@ export { DEFAULT_LIMITS, formatBytes, type Limits, type LimitsOptions, limitsSch
 export { createMemoryAccountStore } from "./memory/memory-account-store.js";
 export { createMemoryBlobStore } from "./memory/memory-blob-store.js";
 export { createMemoryImageRepository } from "./memory/memory-image-repository.js";
-export { createMemoryKeyStore } from "./memory/memory-key-store.js";
+export { createMemoryKeyStore, definedFields } from "./memory/memory-key-store.js";
 export { createMemoryQuotaStore } from "./memory/memory-quota-store.js";
 export { createMemoryRateLimiter } from "./memory/memory-rate-limiter.js";
 export { compareNewestFirst, paginate } from "./memory/paginate.js";
 export type { Caller, PipelineContext } from "./operations/context.js";
+export type { CreateImageFromUrlInput } from "./operations/create-image-from-url.js";
 export type {
   DownloadedImage,
   ImageIdInput,
@@ -63,6 +64,32 @@ export {
   imagePipelineOptionsSchema,
 } from "./pipeline.js";
 export { BILLING_UNITS, billedUnits } from "./policies/billing.js";
+export { hostMatches, hostPatternProblem, normalizeHostName } from "./policies/host-pattern.js";
+export {
+  type PolicyOptions,
+  policyOptionsSchema,
+  quotaPeriod,
+  RateLimitedError,
+  requestsPerMinute,
+} from "./policies/limits-policy.js";
+export {
+  SHARE_LINK_PROVIDERS,
+  type ShareLinkProvider,
+  type ShareLinkProviderName,
+} from "./policies/share-links.js";
+export { DEFAULT_TEST_WATERMARK, type TestWatermark, testWatermarkLayer } from "./policies/test-watermark.js";
+export {
+  createUrlImportPolicy,
+  DEFAULT_ALLOWED_ORIGINS,
+  ORIGINAL_STORAGE_BASE_URL,
+  type ResolvedUrlImportOptions,
+  type UrlImportDecision,
+  type UrlImportOptions,
+  type UrlImportPolicy,
+  type UrlImportSource,
+  type UrlRefusal,
+  urlImportOptionsSchema,
+} from "./policies/url-import-policy.js";
 export type { AccountRecord, AccountStore } from "./ports/account-store.js";
 export {
   assertBlobKey,
@@ -81,6 +108,7 @@ export type {
   ImageHeader,
   TransformRequest,
 } from "./ports/image-codec.js";
+export type { FetchedImage, ImageFetcher, ImageFetchRequest } from "./ports/image-fetcher.js";
 export type { ImagePublisher, PublishRequest } from "./ports/image-publisher.js";
 export type {
   ExpiredImagesQuery,
@@ -90,7 +118,7 @@ export type {
   ImageRepository,
   ListImagesQuery,
 } from "./ports/image-repository.js";
-export type { ApiKeyRecord, KeyStore } from "./ports/key-store.js";
+export type { ApiKeyRecord, ApiKeyRecordPatch, KeyStore } from "./ports/key-store.js";
 export { type Logger, silentLogger } from "./ports/logger.js";
 export type { QuotaReservation, QuotaReserveRequest, QuotaStore } from "./ports/quota-store.js";
 export type { RateLimitDecision, RateLimiter, RateLimitRequest } from "./ports/rate-limiter.js";
@@ -98,6 +126,7 @@ export {
   blurSchema,
   colorSchema,
   convertSchema,
+  createImageFromUrlSchema,
   cropSchema,
   formatIssues,
   imageIdSchema,

@@ -3,8 +3,12 @@ import { ErrorCodes, ImagePipelineError } from "./errors.js";
 import { createRandomIdGenerator } from "./ids.js";
 import type { Image } from "./image.js";
 import { limitsSchema } from "./limits.js";
+import { createMemoryAccountStore } from "./memory/memory-account-store.js";
+import { createMemoryQuotaStore } from "./memory/memory-quota-store.js";
+import { createMemoryRateLimiter } from "./memory/memory-rate-limiter.js";
 import { authenticate } from "./operations/authenticate.js";
 import type { Caller, PipelineContext } from "./operations/context.js";
+import { type CreateImageFromUrlInput, createImageFromUrl } from "./operations/create-image-from-url.js";
 import {
   type DownloadedImage,
   deleteImage,
@@ -17,6 +21,7 @@ import {
   publishImage,
   unpublishImage,
 } from "./operations/manage-images.js";
+import { sweepExpiredTestImages } from "./operations/sweep-expired-images.js";
 import {
   blurImage,
   convertImage,
@@ -29,14 +34,22 @@ import {
   watermarkImage,
 } from "./operations/transform-image.js";
 import { type UploadImageInput, uploadImage } from "./operations/upload-image.js";
+import { BILLING_UNITS } from "./policies/billing.js";
+import { admitRequest, policyOptionsSchema, withQuota } from "./policies/limits-policy.js";
+import { DEFAULT_TEST_WATERMARK } from "./policies/test-watermark.js";
+import { createUrlImportPolicy, urlImportOptionsSchema } from "./policies/url-import-policy.js";
+import type { AccountStore } from "./ports/account-store.js";
 import type { BlobStore } from "./ports/blob-store.js";
 import { type Clock, systemClock } from "./ports/clock.js";
 import type { IdGenerator } from "./ports/id-generator.js";
 import type { ImageCodec } from "./ports/image-codec.js";
+import type { ImageFetcher } from "./ports/image-fetcher.js";
 import type { ImagePublisher } from "./ports/image-publisher.js";
 import type { ImageRepository } from "./ports/image-repository.js";
 import type { KeyStore } from "./ports/key-store.js";
 import { type Logger, silentLogger } from "./ports/logger.js";
+import type { QuotaStore } from "./ports/quota-store.js";
+import type { RateLimitDecision, RateLimiter } from "./ports/rate-limiter.js";
 
 /** The adapters a pipeline runs on, as one object with named fields. */
 export interface ImagePipelineDeps {
@@ -51,6 +64,19 @@ export interface ImagePipelineDeps {
   ids?: IdGenerator;
   /** @default silent */
   logger?: Logger;
+  /** Fetches remote URLs for `createImageFromUrl`; without one only own-storage URLs import. */
+  fetcher?: ImageFetcher;
+  /**
+   * The public store published copies live in (the publisher's target). URLs under
+   * `urlImport.storageBaseUrls` are read from it, never fetched.
+   */
+  publicBlobStore?: BlobStore;
+  /** Per-key request limiter. @default in-memory (one process) */
+  rateLimiter?: RateLimiter;
+  /** Monthly usage counters. @default in-memory (one process) */
+  quota?: QuotaStore;
+  /** Account flags (upgraded from the trial). @default in-memory (one process) */
+  accounts?: AccountStore;
 }
 
 /** Options of {@link createImagePipeline}, validated once at construction. */
@@ -63,6 +89,22 @@ export const imagePipelineOptionsSchema = z.object({
    * @default 90
    */
   encodeQuality: z.number().int().min(1).max(100).default(90),
+  /** Rate limits, trial quota, retention and the outage policy (contract sections 1.2 and 3). */
+  policies: policyOptionsSchema.default(policyOptionsSchema.parse({})),
+  /**
+   * The mark stamped on every image a test key produces; a default ships. `image` is an encoded
+   * png (with alpha), jpeg or webp of `width` x `height` px.
+   */
+  testWatermark: z
+    .object({
+      image: z.instanceof(Uint8Array),
+      width: z.number().int().positive(),
+      height: z.number().int().positive(),
+      opacity: z.number().min(0.05).max(1).default(0.5),
+    })
+    .optional(),
+  /** Create-from-URL: allowed origins, own storage bases, redirects and deadlines. */
+  urlImport: urlImportOptionsSchema.default(urlImportOptionsSchema.parse({})),
 });
 
 export type ImagePipelineOptions = z.input<typeof imagePipelineOptionsSchema>;
@@ -71,7 +113,16 @@ export type ImagePipelineOptions = z.input<typeof imagePipelineOptionsSchema>;
 export interface ImagePipeline {
   readonly context: PipelineContext;
   authenticate(apiKey: string | null | undefined): Promise<Caller>;
+  /**
+   * Counts one request of the caller against its per-minute limit. Resolves the decision (for
+   * rate-limit headers; `null` when the limiter is down and the policy is fail-open); rejects with
+   * `RATE_LIMITED` (a {@link RateLimitedError}) when the limit is used up.
+   */
+  admit(caller: Caller): Promise<RateLimitDecision | null>;
+  /** Retention: removes test-stage images older than `policies.testRetentionDays`. Returns the count. */
+  sweepExpiredTestImages(): Promise<number>;
   uploadImage(caller: Caller, input: UploadImageInput): Promise<Image>;
+  createImageFromUrl(caller: Caller, input: CreateImageFromUrlInput): Promise<Image>;
   getImage(caller: Caller, input: ImageIdInput): Promise<Image>;
   listImages(caller: Caller, input: ListImagesRequest): Promise<ImageList>;
   deleteImage(caller: Caller, input: ImageIdInput): Promise<void>;
@@ -121,6 +172,23 @@ export function createImagePipeline(
     logger: deps.logger ?? silentLogger,
     limits: parsed.data.limits,
     encodeQuality: parsed.data.encodeQuality,
+    policy: {
+      rateLimiter: deps.rateLimiter ?? createMemoryRateLimiter({ clock: deps.clock ?? systemClock }),
+      quota: deps.quota ?? createMemoryQuotaStore(),
+      accounts: deps.accounts ?? createMemoryAccountStore(),
+      clock: deps.clock ?? systemClock,
+      policies: parsed.data.policies,
+      onOutage: (what, error) =>
+        (deps.logger ?? silentLogger).warn?.(`${what} unavailable; continuing without it (fail-open)`, {
+          error: String(error),
+        }),
+    },
+    testWatermark: parsed.data.testWatermark ?? DEFAULT_TEST_WATERMARK,
+    urlImport: {
+      policy: createUrlImportPolicy(parsed.data.urlImport),
+      fetcher: deps.fetcher,
+      publicStore: deps.publicBlobStore,
+    },
   };
   const missing = ["jpeg", "png", "webp"].filter(
     (format) => !context.codec.capabilities.outputFormats.includes(format as never),
@@ -128,23 +196,38 @@ export function createImagePipeline(
   if (missing.length > 0) {
     context.logger.warn?.(`codec ${context.codec.name} cannot encode: ${missing.join(", ")}`);
   }
+  /** Wraps a billable operation in the monthly quota (reserve first, give back on failure). */
+  function billed<I, O>(operationId: string, operation: (caller: Caller, input: I) => Promise<O>) {
+    return (caller: Caller, input: I) =>
+      withQuota(context.policy, caller, BILLING_UNITS[operationId] ?? 0, () => operation(caller, input));
+  }
+
   return {
     context,
     authenticate: (apiKey) => authenticate(context, apiKey),
-    uploadImage: (caller, input) => uploadImage(context, caller, input),
+    admit: (caller) => admitRequest(context.policy, caller),
+    sweepExpiredTestImages: () => {
+      const days = context.policy.policies.testRetentionDays;
+      const createdBefore = new Date(context.clock.now().getTime() - days * 24 * 60 * 60 * 1000);
+      return sweepExpiredTestImages(context, { createdBefore });
+    },
+    uploadImage: billed("uploadImage", (caller, input) => uploadImage(context, caller, input)),
+    createImageFromUrl: billed("createImageFromUrl", (caller, input) =>
+      createImageFromUrl(context, caller, input),
+    ),
     getImage: (caller, input) => getImage(context, caller, input),
     listImages: (caller, input) => listImages(context, caller, input),
     deleteImage: (caller, input) => deleteImage(context, caller, input),
     downloadImage: (caller, input) => downloadImage(context, caller, input),
-    publishImage: (caller, input) => publishImage(context, caller, input),
-    unpublishImage: (caller, input) => unpublishImage(context, caller, input),
-    mirrorImage: (caller, input) => mirrorImage(context, caller, input),
-    convertImage: (caller, input) => convertImage(context, caller, input),
-    resizeImage: (caller, input) => resizeImage(context, caller, input),
-    cropImage: (caller, input) => cropImage(context, caller, input),
-    rotateImage: (caller, input) => rotateImage(context, caller, input),
-    modulateImage: (caller, input) => modulateImage(context, caller, input),
-    blurImage: (caller, input) => blurImage(context, caller, input),
-    watermarkImage: (caller, input) => watermarkImage(context, caller, input),
+    publishImage: billed("publishImage", (caller, input) => publishImage(context, caller, input)),
+    unpublishImage: billed("unpublishImage", (caller, input) => unpublishImage(context, caller, input)),
+    mirrorImage: billed("mirrorImage", (caller, input) => mirrorImage(context, caller, input)),
+    convertImage: billed("convertImage", (caller, input) => convertImage(context, caller, input)),
+    resizeImage: billed("resizeImage", (caller, input) => resizeImage(context, caller, input)),
+    cropImage: billed("cropImage", (caller, input) => cropImage(context, caller, input)),
+    rotateImage: billed("rotateImage", (caller, input) => rotateImage(context, caller, input)),
+    modulateImage: billed("modulateImage", (caller, input) => modulateImage(context, caller, input)),
+    blurImage: billed("blurImage", (caller, input) => blurImage(context, caller, input)),
+    watermarkImage: billed("watermarkImage", (caller, input) => watermarkImage(context, caller, input)),
   };
 }

@@ -53,6 +53,12 @@ const optionalName = { name: nameField.optional() };
 
 export const uploadImageSchema = z.object({ name: nameField });
 
+/** Body of `POST /v1/images` (JSON): create an image from a URL on an allowed origin. */
+export const createImageFromUrlSchema = z.object({
+  name: nameField,
+  url: z.string({ error: required("must be a string") }).max(4096, "must be at most 4096 characters long"),
+});
+
 export const listImagesSchema = z.object({
   take: integerBetween(1, 100).default(10),
   from: imageIdSchema.optional(),

@@ -7,13 +7,14 @@ import {
   ImagePipelineError,
   isImagePipelineError,
   type Logger,
+  type RateLimitDecision,
   silentLogger,
 } from "@pixport/core";
 import { z } from "zod";
 import { discardBody, mediaType, readJsonBody } from "./body.js";
 import { errorResponse, jsonResponse } from "./error-status.js";
 import { parseMultipartUpload } from "./multipart.js";
-import { imageRoutes } from "./routes/images.js";
+import { defaultRoutes } from "./routes/default-routes.js";
 import type { Route, RouteContext, RouteResult } from "./routes/route.js";
 import { type HttpRequest, type HttpResponse, headerValue } from "./types.js";
 
@@ -44,7 +45,7 @@ export const httpHandlerOptionsSchema = z.object({
 });
 
 export type HttpHandlerOptions = z.input<typeof httpHandlerOptionsSchema> & {
-  /** The routes to serve. @default imageRoutes */
+  /** The routes to serve. @default defaultRoutes (every image route and `GET /v1/openapi.json`) */
   routes?: readonly Route[];
   /** Receives unexpected errors (with their cause). @default silent */
   logger?: Logger;
@@ -86,14 +87,17 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
   }
   const settings = parsed.data;
   const logger = options.logger ?? silentLogger;
-  const compiled = (options.routes ?? imageRoutes).map(compile);
+  const routes = options.routes ?? defaultRoutes;
+  const compiled = routes.map(compile);
   const publicBaseUrl = settings.publicBaseUrl?.replace(/\/+$/, "");
 
   return async function handle(request: HttpRequest): Promise<HttpResponse> {
     let caller: Caller | undefined;
     let operationId: string | undefined;
     let bodyConsumed = request.body === null || request.body instanceof Uint8Array;
+    let rateLimit: RateLimitDecision | null = null;
     const finish = (response: HttpResponse): HttpResponse => {
+      if (rateLimit !== null) Object.assign(response.headers, rateLimitHeaders(rateLimit));
       response.headers[settings.usageHeaderName] = String(
         caller !== undefined && operationId !== undefined && response.status === 201
           ? billedUnits(operationId, caller.keyKind)
@@ -127,15 +131,38 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
       }
       const { route, params } = match;
       operationId = route.operationId;
-      const authenticated = await pipeline.authenticate(headerValue(request, "x-api-key"));
+      // Routes with `auth: false` (the OpenAPI document) never look at the key.
+      const authenticated = route.auth
+        ? await pipeline.authenticate(headerValue(request, "x-api-key"))
+        : undefined;
+      // Every authenticated request counts against the key's per-minute limit (contract 3, P12).
+      if (authenticated !== undefined) {
+        try {
+          rateLimit = await pipeline.admit(authenticated);
+        } catch (error) {
+          // A refused request still reports the window (the decision travels on the error).
+          if (isImagePipelineError(error) && "decision" in error)
+            rateLimit = error.decision as RateLimitDecision;
+          throw error;
+        }
+      }
       const context: RouteContext = {
         pipeline,
-        caller: authenticated,
+        get caller(): Caller {
+          if (authenticated === undefined) {
+            throw new ImagePipelineError(
+              ErrorCodes.INTERNAL,
+              `Route ${route.operationId} has auth: false and therefore no caller.`,
+            );
+          }
+          return authenticated;
+        },
         request,
         params,
         body: undefined,
         multipart: undefined,
         baseUrl: publicBaseUrl ?? request.baseUrl.replace(/\/+$/, ""),
+        routes,
       };
       if (route.body === "json") {
         context.body = await readJsonBody(request, settings.maxJsonBytes);
@@ -177,6 +204,19 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
         errorResponse(new ImagePipelineError(ErrorCodes.INTERNAL, "internal error", { cause: error })),
       );
     }
+  };
+}
+
+/**
+ * The rate-limit headers of every authenticated response: the key's limit, what is left in the
+ * sliding 60 s window, and the seconds until one more request is admitted (0 while some remain).
+ * A 429 also carries `Retry-After` with the same number of seconds.
+ */
+function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
+  return {
+    "X-RateLimit-Limit": String(decision.limit),
+    "X-RateLimit-Remaining": String(decision.remaining),
+    "X-RateLimit-Reset": String(Math.ceil(decision.resetMs / 1000)),
   };
 }
 

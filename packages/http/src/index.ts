@@ -8,6 +8,22 @@ export {
   httpHandlerOptionsSchema,
 } from "./handler.js";
 export { type MultipartLimits, type MultipartUpload, parseMultipartUpload } from "./multipart.js";
+export {
+  createOpenApiDocument,
+  OPENAPI_API_VERSION,
+  type OpenApiDocument,
+  type OpenApiDocumentOptions,
+} from "./openapi.js";
+export {
+  imageListSchema,
+  imageSchema,
+  messageErrorSchema,
+  openApiDocumentSchema,
+  uploadImageFormSchema,
+  validationErrorSchema,
+} from "./response-schemas.js";
+export { defaultRoutes } from "./routes/default-routes.js";
 export { imageRoutes } from "./routes/images.js";
+export { openApiRoute } from "./routes/openapi.js";
 export type { BodyKind, Route, RouteContext, RouteResult } from "./routes/route.js";
 export { type HttpRequest, type HttpResponse, headerValue } from "./types.js";

@@ -1,13 +1,9 @@
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import path from "node:path";
-import { createSharpCodec } from "@pixport/codec-sharp";
 import {
+  type AccountStore,
   type BlobStore,
-  createBlobStorePublisher,
-  createCachingBlobStore,
-  createImagePipeline,
   FILE_EXTENSIONS,
   IMAGE_FORMATS,
   IMAGE_ID_PATTERN,
@@ -17,9 +13,9 @@ import {
 } from "@pixport/core";
 import { createHttpHandler } from "@pixport/http";
 import { createExpressRouter } from "@pixport/http-express";
-import { createFsBlobStore, createFsImageRepository, createFsKeyStore } from "@pixport/storage-fs";
 import express, { type Express, type Request, type Response } from "express";
 import type { ServerConfig } from "./config.js";
+import { createPixportRuntime, type RuntimeOptions } from "./runtime.js";
 
 /** A running prebuilt server. */
 export interface PixportServer {
@@ -28,6 +24,7 @@ export interface PixportServer {
   app: Express;
   pipeline: ImagePipeline;
   keys: KeyStore;
+  accounts: AccountStore;
   /** The resolved configuration (with the real port when `port` was 0). */
   config: ServerConfig;
   /** Absolute URL the server listens on, e.g. `http://127.0.0.1:3000`. */
@@ -36,15 +33,8 @@ export interface PixportServer {
   close(): Promise<void>;
 }
 
-/** Data directory layout of the embedded deployment. */
-export function dataPaths(dataDir: string) {
-  return {
-    blobs: path.join(dataDir, "blobs"),
-    publicBlobs: path.join(dataDir, "public"),
-    images: path.join(dataDir, "images"),
-    keys: path.join(dataDir, "keys"),
-  };
-}
+/** Programmatic extras of {@link startPixportServer} that a config file cannot express. */
+export type StartPixportServerOptions = RuntimeOptions;
 
 /** A JSON-lines logger on stderr, or a silent one. */
 export function createConsoleLogger(enabled: boolean): Logger {
@@ -58,10 +48,14 @@ export function createConsoleLogger(enabled: boolean): Logger {
 }
 
 /**
- * Starts the prebuilt deployment: sharp, files under the data directory, Express, no external
- * service. Published images are served without a key under `/images/{id}.{ext}`.
+ * Starts the prebuilt deployment: the configured codec (sharp by default, or jimp), files under the
+ * data directory, Express, no external service. Published images are served without a key under `/images/{id}.{ext}`.
  */
-export async function startPixportServer(config: ServerConfig, logger?: Logger): Promise<PixportServer> {
+export async function startPixportServer(
+  config: ServerConfig,
+  logger?: Logger,
+  options: StartPixportServerOptions = {},
+): Promise<PixportServer> {
   const log = logger ?? createConsoleLogger(config.log);
   const server = createServer({ requestTimeout: 120_000, headersTimeout: 30_000, keepAliveTimeout: 5_000 });
   server.listen(config.port, config.host);
@@ -80,33 +74,19 @@ export async function startPixportServer(config: ServerConfig, logger?: Logger):
         }
       : config;
 
-  const paths = dataPaths(resolved.dataDir);
-  const privateBlobs = createFsBlobStore({ root: paths.blobs });
-  // Hot sources (one upload, many derived sizes) are read from disk once; keys are write-once.
-  const blobStore =
-    resolved.blobCacheBytes > 0
-      ? createCachingBlobStore(privateBlobs, { maxBytes: resolved.blobCacheBytes })
-      : privateBlobs;
-  const publicStore = createFsBlobStore({ root: paths.publicBlobs });
-  const keys = createFsKeyStore({ root: paths.keys });
-  const images = createFsImageRepository({ root: paths.images });
-  // Temp files left by a crash are invisible to reads; remove them once at start.
-  await Promise.all([privateBlobs, publicStore, keys, images].map((store) => store.sweepTemporaryFiles()));
-  const pipeline = createImagePipeline(
-    {
-      codec: createSharpCodec({ maxInputPixels: resolved.limits.maxInputPixels }),
-      blobStore,
-      images,
-      keys,
-      publisher: createBlobStorePublisher({
-        source: blobStore,
-        target: publicStore,
-        publicBaseUrl: resolved.publicStorageBaseUrl,
-      }),
-      logger: log,
-    },
-    { limits: resolved.limits, encodeQuality: resolved.encodeQuality },
-  );
+  const runtime = await createPixportRuntime(resolved, log, options);
+  const { pipeline, keys, publicStore } = runtime;
+  const sweep = () =>
+    pipeline.sweepExpiredTestImages().then(
+      (removed) => {
+        if (removed > 0) log.info?.("retention sweep removed expired test images", { removed });
+      },
+      (error: unknown) => log.warn?.("retention sweep failed", { error: String(error) }),
+    );
+  void sweep();
+  const sweepTimer =
+    resolved.retentionSweepIntervalMs > 0 ? setInterval(sweep, resolved.retentionSweepIntervalMs) : undefined;
+  sweepTimer?.unref();
 
   const app = express();
   app.disable("x-powered-by");
@@ -136,10 +116,12 @@ export async function startPixportServer(config: ServerConfig, logger?: Logger):
       timer.unref();
       await closed;
       clearTimeout(timer);
+      clearInterval(sweepTimer);
+      await runtime.close();
     })();
     return closing;
   };
-  return { server, app, pipeline, keys, config: resolved, url, close };
+  return { server, app, pipeline, keys, accounts: runtime.accounts, config: resolved, url, close };
 }
 
 const PUBLIC_FILE = /^(image_[a-zA-Z0-9]{24})(?:\.(jpg|jpeg|png|webp))?$/;

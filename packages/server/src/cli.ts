@@ -1,17 +1,23 @@
 #!/usr/bin/env node
 import { parseArgs } from "node:util";
-import { isImagePipelineError } from "@pixport/core";
-import { createFsKeyStore } from "@pixport/storage-fs";
-import { dataPaths, startPixportServer } from "./app.js";
+import { isImagePipelineError, quotaPeriod } from "@pixport/core";
+import { createConsoleLogger, startPixportServer } from "./app.js";
 import { loadServerConfig } from "./config.js";
 import { createApiKey, ensureInitialKey } from "./keys.js";
+import { createPixportRuntime, type PixportRuntime } from "./runtime.js";
 
 const HELP = `pixport: the IMG Processing API on sharp and the local filesystem
 
 Usage:
   pixport serve [--config FILE] [--port N] [--host HOST] [--data-dir DIR] [--public-base-url URL]
+                [--codec sharp|jimp]
   pixport keys create --kind test|live --account NAME [--config FILE] [--data-dir DIR]
   pixport keys list [--config FILE] [--data-dir DIR]
+  pixport keys limit --id KEY_ID --per-minute N|default [--config FILE] [--data-dir DIR]
+  pixport keys revoke --id KEY_ID [--config FILE] [--data-dir DIR]
+  pixport accounts upgrade|downgrade --account NAME [--config FILE] [--data-dir DIR]
+  pixport accounts show --account NAME [--config FILE] [--data-dir DIR]
+  pixport sweep [--config FILE] [--data-dir DIR]
   pixport --help
 
 Configuration: defaults < JSON file (--config or PIXPORT_CONFIG) < PIXPORT_* environment < flags.
@@ -23,8 +29,11 @@ const options = {
   host: { type: "string" },
   "data-dir": { type: "string" },
   "public-base-url": { type: "string" },
+  codec: { type: "string" },
   kind: { type: "string" },
   account: { type: "string" },
+  id: { type: "string" },
+  "per-minute": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -39,6 +48,7 @@ async function main(argv: string[]): Promise<number> {
   if (values.host !== undefined) overrides.host = values.host;
   if (values["data-dir"] !== undefined) overrides.dataDir = values["data-dir"];
   if (values["public-base-url"] !== undefined) overrides.publicBaseUrl = values["public-base-url"];
+  if (values.codec !== undefined) overrides.codec = values.codec;
   const config = await loadServerConfig({
     ...(values.config === undefined ? {} : { file: values.config }),
     overrides,
@@ -66,31 +76,13 @@ async function main(argv: string[]): Promise<number> {
     return -1;
   }
 
-  if (command === "keys") {
-    const keys = createFsKeyStore({ root: dataPaths(config.dataDir).keys });
-    if (subcommand === "create") {
-      if (values.kind !== "test" && values.kind !== "live") {
-        console.error("--kind must be test or live");
-        return 2;
-      }
-      if (values.account === undefined) {
-        console.error("--account NAME is required");
-        return 2;
-      }
-      const created = await createApiKey(keys, { kind: values.kind, accountId: values.account });
-      console.log(created.key);
-      console.error(
-        `Created ${created.record.kind} key ${created.record.id} for account ${created.record.accountId}; it is shown only once.`,
-      );
-      return 0;
-    }
-    if (subcommand === "list") {
-      for (const record of await keys.list()) {
-        console.log(
-          `${record.id}\t${record.kind}\t${record.accountId}\t${record.displayPrefix}…\t${record.createdAt}`,
-        );
-      }
-      return 0;
+  if (command === "keys" || command === "accounts" || command === "sweep") {
+    // Admin commands work on the same stores as the server (the data directory, or Redis).
+    const runtime = await createPixportRuntime(config, createConsoleLogger(false));
+    try {
+      return await admin(runtime, command, subcommand, values);
+    } finally {
+      await runtime.close();
     }
   }
   console.error(`Unknown command: ${positionals.join(" ")}\n\n${HELP}`);
@@ -106,3 +98,84 @@ main(process.argv.slice(2)).then(
     process.exitCode = 1;
   },
 );
+
+async function admin(
+  runtime: PixportRuntime,
+  command: string,
+  subcommand: string | undefined,
+  values: { kind?: string; account?: string; id?: string; "per-minute"?: string },
+): Promise<number> {
+  if (command === "sweep") {
+    const removed = await runtime.pipeline.sweepExpiredTestImages();
+    console.log(`Removed ${removed} expired test image${removed === 1 ? "" : "s"}.`);
+    return 0;
+  }
+  if (command === "keys" && subcommand === "list") {
+    for (const record of await runtime.keys.list()) {
+      console.log(
+        `${record.id}\t${record.kind}\t${record.accountId}\t${record.displayPrefix}…\t${record.createdAt}`,
+      );
+    }
+    return 0;
+  }
+  if (command === "keys" && (subcommand === "limit" || subcommand === "revoke")) {
+    if (values.id === undefined) {
+      console.error("--id KEY_ID is required (see `pixport keys list`)");
+      return 2;
+    }
+    let patch: { rateLimitPerMinute?: number | null; revoked?: boolean } = { revoked: true };
+    if (subcommand === "limit") {
+      const perMinute = values["per-minute"];
+      if (perMinute !== "default" && !/^[1-9][0-9]{0,6}$/.test(perMinute ?? "")) {
+        console.error("--per-minute must be a whole number from 1 to 9999999, or default");
+        return 2;
+      }
+      patch = { rateLimitPerMinute: perMinute === "default" ? null : Number(perMinute) };
+    }
+    const updated = await runtime.keys.update(values.id, patch);
+    if (updated === null) {
+      console.error(`No key with id ${values.id}`);
+      return 1;
+    }
+    console.log(
+      subcommand === "revoke"
+        ? `Revoked key ${updated.id}`
+        : `Key ${updated.id}: ${updated.rateLimitPerMinute ?? "default"} requests per minute`,
+    );
+    return 0;
+  }
+  if (values.account === undefined) {
+    console.error("--account NAME is required");
+    return 2;
+  }
+  if (command === "keys" && subcommand === "create") {
+    if (values.kind !== "test" && values.kind !== "live") {
+      console.error("--kind must be test or live");
+      return 2;
+    }
+    const created = await createApiKey(runtime.keys, { kind: values.kind, accountId: values.account });
+    console.log(created.key);
+    console.error(
+      `Created ${created.record.kind} key ${created.record.id} for account ${created.record.accountId}; it is shown only once.`,
+    );
+    return 0;
+  }
+  if (command === "accounts" && (subcommand === "upgrade" || subcommand === "downgrade")) {
+    const account = await runtime.accounts.setUpgraded(values.account, subcommand === "upgrade");
+    console.log(
+      `Account ${account.id}: ${account.upgraded ? "upgraded (no monthly cap)" : "trial (monthly cap)"}`,
+    );
+    return 0;
+  }
+  if (command === "accounts" && subcommand === "show") {
+    const account = await runtime.accounts.get(values.account);
+    const period = quotaPeriod(runtime.pipeline.context.clock.now());
+    const used = await runtime.pipeline.context.policy.quota.usage(values.account, period);
+    console.log(
+      `Account ${values.account}: ${account?.upgraded ? "upgraded" : "trial"}, ${used} images used in ${period}`,
+    );
+    return 0;
+  }
+  console.error(`Unknown command: ${[command, subcommand].filter(Boolean).join(" ")}\n\n${HELP}`);
+  return 2;
+}

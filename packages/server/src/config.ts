@@ -1,7 +1,15 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { ErrorCodes, ImagePipelineError, limitsSchema } from "@pixport/core";
+import {
+  ErrorCodes,
+  ImagePipelineError,
+  limitsSchema,
+  policyOptionsSchema,
+  urlImportOptionsSchema,
+} from "@pixport/core";
 import { z } from "zod";
+
+const urlImportServerSchema = urlImportOptionsSchema.omit({ storageBaseUrls: true }).strict();
 
 /**
  * Configuration of the prebuilt server. Sources, later ones winning: defaults, the JSON config
@@ -46,6 +54,43 @@ export const serverConfigSchema = z
     shutdownTimeoutMs: z.number().int().positive().default(10_000),
     /** Log requests and errors as JSON lines on stderr. @default true */
     log: z.boolean().default(true),
+    /**
+     * Create-from-URL (`POST /v1/images` with `{name, url}`): `enabled`, `allowedOrigins` (replaces
+     * the contract's table), `additionalOrigins` (host patterns added to it), `originalStorageAlias`,
+     * `maxRedirects` (0..3), `connectTimeoutMs`, `timeoutMs`. The own storage base is always
+     * `publicStorageBaseUrl`. See the README section "Create from URL".
+     */
+    urlImport: urlImportServerSchema.default(urlImportServerSchema.parse({})),
+    /**
+     * Image codec: `sharp` (libvips, native binaries, fast) or `jimp` (pure JavaScript plus WASM
+     * WebP, for hosts that cannot load native binaries; several times slower). @default "sharp"
+     */
+    codec: z.enum(["sharp", "jimp"]).default("sharp"),
+    /**
+     * The service's policies: `testRequestsPerMinute` (10), `liveRequestsPerMinute` (100),
+     * `trialImagesPerMonth` (25), `testRetentionDays` (90), `onStoreOutage` (`fail-closed`).
+     */
+    policies: policyOptionsSchema.strict().default(policyOptionsSchema.parse({})),
+    /**
+     * Redis URL (`redis://` or `rediss://`). When set, API keys, accounts, rate limits and quota
+     * counters live in Redis, so several server processes enforce one set of limits. Without it
+     * they live in this process (keys in the data directory).
+     */
+    redisUrl: z
+      .string()
+      .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
+      .optional(),
+    /** How often the retention sweep runs, ms (it also runs at start); 0 disables it. @default 1 hour */
+    retentionSweepIntervalMs: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(60 * 60 * 1000),
+    /**
+     * A PNG (with alpha), JPEG or WebP file to stamp on test-key images instead of the default
+     * "TEST" mark. It is tiled over every image; requests cannot turn it off.
+     */
+    testWatermarkFile: z.string().min(1).optional(),
   })
   .strict();
 
@@ -57,6 +102,7 @@ export type ServerConfigInput = z.input<typeof serverConfigSchema>;
 
 const ENV: Record<string, { key: string; kind: "number" | "string" | "boolean" | "limit" }> = {
   PIXPORT_PORT: { key: "port", kind: "number" },
+  PIXPORT_REDIS_URL: { key: "redisUrl", kind: "string" },
   PIXPORT_HOST: { key: "host", kind: "string" },
   PIXPORT_DATA_DIR: { key: "dataDir", kind: "string" },
   PIXPORT_PUBLIC_BASE_URL: { key: "publicBaseUrl", kind: "string" },
@@ -65,6 +111,7 @@ const ENV: Record<string, { key: string; kind: "number" | "string" | "boolean" |
   PIXPORT_USAGE_HEADER: { key: "usageHeaderName", kind: "string" },
   PIXPORT_SHUTDOWN_TIMEOUT_MS: { key: "shutdownTimeoutMs", kind: "number" },
   PIXPORT_LOG: { key: "log", kind: "boolean" },
+  PIXPORT_CODEC: { key: "codec", kind: "string" },
   PIXPORT_BLOB_CACHE_BYTES: { key: "blobCacheBytes", kind: "number" },
   PIXPORT_MAX_UPLOAD_BYTES: { key: "maxUploadBytes", kind: "limit" },
   PIXPORT_MAX_INPUT_PIXELS: { key: "maxInputPixels", kind: "limit" },

@@ -1,4 +1,9 @@
-export { createConsoleLogger, dataPaths, type PixportServer, startPixportServer } from "./app.js";
+export {
+  createConsoleLogger,
+  type PixportServer,
+  type StartPixportServerOptions,
+  startPixportServer,
+} from "./app.js";
 export {
   type LoadConfigOptions,
   loadServerConfig,
@@ -8,3 +13,4 @@ export {
   serverConfigSchema,
 } from "./config.js";
 export { type CreatedKey, createApiKey, ensureInitialKey } from "./keys.js";
+export { createPixportRuntime, dataPaths, type PixportRuntime, type RuntimeOptions } from "./runtime.js";

@@ -6,6 +6,16 @@ export {
   INVALID_BLOB_KEYS,
 } from "./conformance/blob-store.js";
 export {
+  createFetchDriver,
+  createHttpBindingPipeline,
+  describeHttpBindingConformance,
+  type HttpBindingConformanceOptions,
+  type HttpBindingPipeline,
+  type HttpBindingRequest,
+  type HttpBindingResponse,
+  type HttpBindingTestContext,
+} from "./conformance/http-binding.js";
+export {
   describeImageCodecConformance,
   type ImageCodecConformanceOptions,
   type ImageCodecSuiteGroup,
@@ -67,4 +77,13 @@ export {
   topBottomImage,
   truncate,
 } from "./fixtures/images.js";
+export {
+  type ConnectionSpy,
+  createTestCertificates,
+  installConnectionSpy,
+  type SpiedConnection,
+  startTestHttpsServer,
+  type TestCertificates,
+  type TestHttpsServer,
+} from "./network.js";
 export { startRedisServer, type TestRedisServer } from "./redis-server.js";

@@ -17,5 +17,17 @@ export function createMemoryKeyStore(initial: readonly ApiKeyRecord[] = []): Key
     async list() {
       return [...byHash.values()].map((record) => ({ ...record }));
     },
+    async update(id, patch) {
+      const record = [...byHash.values()].find((candidate) => candidate.id === id);
+      if (record === undefined) return null;
+      const updated = { ...record, ...definedFields(patch) };
+      byHash.set(record.hash, updated);
+      return { ...updated };
+    },
   };
+}
+
+/** The patch without `undefined` members (an absent field leaves the record's value alone). */
+export function definedFields<T extends object>(patch: T): Partial<T> {
+  return Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined)) as Partial<T>;
 }

@@ -19,5 +19,10 @@ export async function authenticate(
   const record = await context.keys.findByHash(hash);
   if (record === null || record.revoked === true || !constantTimeEqual(record.hash, hash))
     throw unauthorized();
-  return { accountId: record.accountId, keyKind: record.kind, keyId: record.id };
+  return {
+    accountId: record.accountId,
+    keyKind: record.kind,
+    keyId: record.id,
+    ...(record.rateLimitPerMinute === undefined ? {} : { rateLimitPerMinute: record.rateLimitPerMinute }),
+  };
 }

@@ -9,14 +9,20 @@ import {
   toImage,
 } from "../image.js";
 import type { Limits } from "../limits.js";
+import type { PolicyContext } from "../policies/limits-policy.js";
+import { type TestWatermark, testWatermarkLayer } from "../policies/test-watermark.js";
+import type { UrlImportPolicy } from "../policies/url-import-policy.js";
 import type { BlobStore } from "../ports/blob-store.js";
 import type { Clock } from "../ports/clock.js";
 import type { IdGenerator } from "../ports/id-generator.js";
 import type { EncodedImage, ImageCodec } from "../ports/image-codec.js";
+import type { ImageFetcher } from "../ports/image-fetcher.js";
 import type { ImagePublisher } from "../ports/image-publisher.js";
 import type { ImageRepository } from "../ports/image-repository.js";
 import type { KeyStore } from "../ports/key-store.js";
 import type { Logger } from "../ports/logger.js";
+import type { Size } from "../transforms/plan.js";
+import type { TransformStep } from "../transforms/steps.js";
 
 /** The authenticated caller of an operation. */
 export interface Caller {
@@ -25,6 +31,8 @@ export interface Caller {
   keyKind: KeyKind;
   /** Id of the key record (not the secret). */
   keyId: string;
+  /** Per-key override of the requests-per-minute limit, from the key record. */
+  rateLimitPerMinute?: number | null;
 }
 
 /** Everything an operation needs, resolved once by `createImagePipeline`. */
@@ -40,6 +48,16 @@ export interface PipelineContext {
   limits: Limits;
   /** Quality used when re-encoding jpeg/webp outside `convert`. */
   encodeQuality: number;
+  /** URL import: the origin policy, the fetcher and the public store read for own-storage URLs. */
+  /** Rate limiter, quota, accounts and the policy numbers. */
+  policy: PolicyContext;
+  /** The mark stamped on every image a test key produces. */
+  testWatermark: TestWatermark;
+  urlImport: {
+    policy: UrlImportPolicy;
+    fetcher: ImageFetcher | undefined;
+    publicStore: BlobStore | undefined;
+  };
 }
 
 /**
@@ -138,4 +156,17 @@ export function assertCodecSupports(
       `The ${name} codec cannot encode ${format}.`,
     );
   }
+}
+
+/**
+ * The steps that end every image a caller produces: for test keys the test mark tiled over the
+ * final image (no request field can turn it off); nothing for live keys.
+ */
+export function producedImageSteps(
+  context: PipelineContext,
+  caller: Caller,
+  finalSize: Size,
+): TransformStep[] {
+  if (caller.keyKind !== "test") return [];
+  return [{ type: "overlay", layers: [testWatermarkLayer(finalSize, context.testWatermark)] }];
 }

@@ -23,6 +23,7 @@ import {
   loadImageBytes,
   loadOwnedImage,
   type PipelineContext,
+  producedImageSteps,
   storeNewImage,
 } from "./context.js";
 
@@ -69,14 +70,15 @@ async function runTransform<S extends z.ZodType>(
   const plan = await build(body, source, context, caller);
   // Only a derived dimension (resize with one side given) or a rotation can exceed the limit:
   // request fields are bounded by the schemas, so the plan names the field the caller sent.
-  planOutputSize(plan.steps, source, context.limits.maxOutputSide, () => plan.sizeField);
-  assertCodecSupports(context, plan.steps, plan.format);
+  const finalSize = planOutputSize(plan.steps, source, context.limits.maxOutputSide, () => plan.sizeField);
+  const steps = [...plan.steps, ...producedImageSteps(context, caller, finalSize)];
+  assertCodecSupports(context, steps, plan.format);
   const input_ = await loadImageBytes(context, source);
   let encoded: Awaited<ReturnType<typeof context.codec.transform>>;
   try {
     encoded = await context.codec.transform({
       input: input_,
-      steps: plan.steps,
+      steps,
       output: { format: plan.format, quality: plan.quality, flattenBackground: BLACK },
       limits: { maxInputPixels: context.limits.maxInputPixels },
     });

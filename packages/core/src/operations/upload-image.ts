@@ -3,7 +3,13 @@ import { type Image, sniffImageFormat } from "../image.js";
 import { formatBytes } from "../limits.js";
 import { parseAll, uploadImageSchema } from "../schemas.js";
 import { BLACK } from "../transforms/color.js";
-import { assertCodecSupports, type Caller, type PipelineContext, storeNewImage } from "./context.js";
+import {
+  assertCodecSupports,
+  type Caller,
+  type PipelineContext,
+  producedImageSteps,
+  storeNewImage,
+} from "./context.js";
 
 /** Input of {@link uploadImage}. */
 export interface UploadImageInput {
@@ -71,12 +77,13 @@ export async function ingestImage(
     );
   }
 
-  assertCodecSupports(context, [], header.format);
+  const steps = producedImageSteps(context, caller, header);
+  assertCodecSupports(context, steps, header.format);
   let encoded: Awaited<ReturnType<typeof context.codec.transform>>;
   try {
     encoded = await context.codec.transform({
       input: image,
-      steps: [],
+      steps,
       output: { format: header.format, quality: context.encodeQuality, flattenBackground: BLACK },
       limits: { maxInputPixels: limits.maxInputPixels },
     });

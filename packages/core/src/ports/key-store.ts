@@ -28,9 +28,18 @@ export interface ApiKeyRecord {
  * - `findByHash` returns `null` for an unknown hash.
  * - `insert` rejects a duplicate `hash` or `id`.
  * - `list` returns every key (no secrets are stored, so this is safe for admin tooling).
+ * - `update` changes the mutable fields of the key with that `id` and returns the new record, or
+ *   `null` for an unknown id; every process sees the change on its next look-up.
  */
 export interface KeyStore {
   findByHash(hash: string): Promise<ApiKeyRecord | null>;
   insert(record: ApiKeyRecord): Promise<void>;
   list(): Promise<ApiKeyRecord[]>;
+  update(id: string, patch: ApiKeyRecordPatch): Promise<ApiKeyRecord | null>;
+}
+
+/** The mutable fields of a key: its rate-limit override (`null` removes it) and revocation. */
+export interface ApiKeyRecordPatch {
+  rateLimitPerMinute?: number | null;
+  revoked?: boolean;
 }

@@ -169,6 +169,27 @@ export function describeKeyStoreConformance(options: KeyStoreConformanceOptions)
       await expect(store.insert(conformanceKeyRecord(2, { id: "key_other" }))).rejects.toThrow();
     });
 
+    it("updates the rate-limit override and revocation of a key by id, and nothing else", async () => {
+      const { store } = context;
+      const original = conformanceKeyRecord(1);
+      await store.insert(original);
+      await store.insert(conformanceKeyRecord(2));
+      expect(await store.update("key_unknown", { revoked: true })).toBeNull();
+      const limited = await store.update(original.id, { rateLimitPerMinute: 500 });
+      expect(limited).toEqual({ ...original, rateLimitPerMinute: 500 });
+      expect(await store.findByHash(original.hash)).toEqual({ ...original, rateLimitPerMinute: 500 });
+      const revoked = await store.update(original.id, { revoked: true });
+      expect(revoked).toMatchObject({ rateLimitPerMinute: 500, revoked: true });
+      const cleared = await store.update(original.id, { rateLimitPerMinute: null });
+      expect(cleared?.rateLimitPerMinute ?? null).toBeNull();
+      expect(cleared?.revoked).toBe(true);
+      expect(await store.findByHash(conformanceKeyRecord(2).hash)).toEqual(conformanceKeyRecord(2));
+      if (options.peer !== undefined) {
+        const other = await options.peer(store);
+        expect((await other.findByHash(original.hash))?.revoked).toBe(true);
+      }
+    });
+
     options.extraTests?.(context);
   });
 }
