@@ -323,12 +323,13 @@ describe("disk faults", () => {
       const injected = systemError(code, "open");
       const { fs } = recordingFs((event) => (event.call === "open" ? injected : undefined));
       const failing = createFsBlobStore({ root, fs });
+      // Started one at a time: a promise created early could reject before anyone awaits it.
       for (const operation of [
-        failing.get("x.png"),
-        failing.stat("x.png"),
-        failing.put("y.png", new Uint8Array([1]), PNG),
+        () => failing.get("x.png"),
+        () => failing.stat("x.png"),
+        () => failing.put("y.png", new Uint8Array([1]), PNG),
       ]) {
-        expect(await rejection(operation)).toMatchObject({
+        expect(await rejection(operation())).toMatchObject({
           code: ErrorCodes.STORAGE_UNAVAILABLE,
           cause: injected,
         });
