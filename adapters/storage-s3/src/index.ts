@@ -1,0 +1,8 @@
+export type { S3RetryOptions } from "./errors.js";
+export { createS3BlobStore, type S3BlobStoreOptions } from "./s3-blob-store.js";
+export {
+  type CdnPurger,
+  createS3Publisher,
+  type S3Location,
+  type S3PublisherOptions,
+} from "./s3-publisher.js";

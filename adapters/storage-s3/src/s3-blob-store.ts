@@ -1,0 +1,95 @@
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  type S3Client,
+} from "@aws-sdk/client-s3";
+import { assertBlobKey, type BlobInfo, type BlobMetadata, type BlobStore } from "@pixport/core";
+import { createS3Caller, normalizePrefix, type S3RetryOptions } from "./errors.js";
+
+/** Options of {@link createS3BlobStore}. */
+export interface S3BlobStoreOptions extends S3RetryOptions {
+  /**
+   * A constructed S3Client; the adapter never creates or destroys it. For S3-compatible servers
+   * that do not speak the SDK's default checksums (s3rver, some MinIO versions) construct it with
+   * `requestChecksumCalculation: "WHEN_REQUIRED"` and `responseChecksumValidation: "WHEN_REQUIRED"`.
+   */
+  client: S3Client;
+  /** Bucket holding the blobs. */
+  bucket: string;
+  /** Prefix of every object key (empty, or ending with `/`). @default "" */
+  prefix?: string;
+}
+
+/**
+ * A BlobStore on S3: blob `key` is object `{prefix}{key}` in `bucket`. A PUT is atomic in S3 (a
+ * reader sees the old or the new object, never part of one), so `put` needs no temp key. Content
+ * type and `Cache-Control` are stored as object headers. Missing objects read as `null`; throttling,
+ * 5xx and connection failures are retried a bounded number of times, then throw
+ * `STORAGE_UNAVAILABLE` with `retryAfterSeconds`.
+ */
+export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
+  const { client, bucket } = options;
+  const prefix = normalizePrefix(options.prefix, "prefix");
+  const call = createS3Caller(options);
+  const objectKey = (key: string) => {
+    assertBlobKey(key);
+    return `${prefix}${key}`;
+  };
+  return {
+    async put(key: string, data: Uint8Array, metadata: BlobMetadata) {
+      const Key = objectKey(key);
+      await call("put", () =>
+        client.send(
+          new PutObjectCommand({
+            Bucket: bucket,
+            Key,
+            Body: data,
+            ContentLength: data.byteLength,
+            ContentType: metadata.contentType,
+            ...(metadata.cacheControl === undefined ? {} : { CacheControl: metadata.cacheControl }),
+          }),
+        ),
+      );
+    },
+    async get(key: string) {
+      const Key = objectKey(key);
+      return call<Uint8Array | null>(
+        "get",
+        async () => {
+          const response = await client.send(new GetObjectCommand({ Bucket: bucket, Key }));
+          if (response.Body === undefined) return new Uint8Array(0);
+          return await response.Body.transformToByteArray();
+        },
+        () => null,
+      );
+    },
+    async stat(key: string) {
+      const Key = objectKey(key);
+      return call<BlobInfo | null>(
+        "stat",
+        async () => {
+          const head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key }));
+          return {
+            size: head.ContentLength ?? 0,
+            contentType: head.ContentType ?? "application/octet-stream",
+            ...(head.CacheControl === undefined ? {} : { cacheControl: head.CacheControl }),
+          };
+        },
+        () => null,
+      );
+    },
+    async delete(key: string) {
+      const Key = objectKey(key);
+      // S3's DELETE succeeds on a missing key; a 404 from a compatible server counts as done too.
+      await call(
+        "delete",
+        async () => {
+          await client.send(new DeleteObjectCommand({ Bucket: bucket, Key }));
+        },
+        () => undefined,
+      );
+    },
+  };
+}

@@ -1,0 +1,112 @@
+import { CopyObjectCommand, DeleteObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import {
+  assertBlobKey,
+  ErrorCodes,
+  ImagePipelineError,
+  type ImagePublisher,
+  isImagePipelineError,
+  MIME_TYPES,
+  publicKeyFor,
+} from "@pixport/core";
+import { createS3Caller, normalizePrefix, type S3RetryOptions } from "./errors.js";
+
+/**
+ * Clears URLs from the CDN in front of the public bucket (CloudFront invalidation, Fastly or
+ * Cloudflare purge, ...). Called after the public object is deleted, so the next request misses
+ * the cache and gets the bucket's 404. Must be idempotent; a rejection fails the unpublish, which
+ * the caller may retry (deleting the object again is harmless).
+ */
+export interface CdnPurger {
+  purge(urls: string[]): Promise<void>;
+}
+
+/** A bucket and key prefix (empty, or ending with `/`). */
+export interface S3Location {
+  bucket: string;
+  /** @default "" */
+  prefix?: string;
+}
+
+/** Options of {@link createS3Publisher}. */
+export interface S3PublisherOptions extends S3RetryOptions {
+  /** A constructed S3Client that can read `source` and write `target`. */
+  client: S3Client;
+  /** Where the private bytes are: the bucket and prefix of the deployment's S3 BlobStore. */
+  source: S3Location;
+  /** Where public copies go (`{prefix}images/{id}.{ext}`); the CDN or bucket website serves it. */
+  target: S3Location;
+  /** Absolute URL that maps to `target` (CDN), without a trailing slash. */
+  publicBaseUrl: string;
+  /** `Cache-Control` of public copies. @default "public, max-age=31536000, immutable" */
+  cacheControl?: string;
+  /** Optional CDN purge, called with the public URL on unpublish. */
+  purge?: CdnPurger;
+}
+
+/**
+ * An ImagePublisher that copies the private object to the public bucket/prefix with a server-side
+ * CopyObject (no bytes pass through this process), setting the content type and `Cache-Control`.
+ * Publishing again overwrites with identical bytes and returns the same URL; unpublish deletes the
+ * public object (idempotent) and then calls the purge hook.
+ */
+export function createS3Publisher(options: S3PublisherOptions): ImagePublisher {
+  const { client } = options;
+  const sourcePrefix = normalizePrefix(options.source.prefix, "source.prefix");
+  const targetPrefix = normalizePrefix(options.target.prefix, "target.prefix");
+  const base = options.publicBaseUrl.replace(/\/+$/, "");
+  const cacheControl = options.cacheControl ?? "public, max-age=31536000, immutable";
+  const call = createS3Caller(options);
+  return {
+    async publish({ id, format, blobKey }) {
+      assertBlobKey(blobKey);
+      const key = publicKeyFor(id, format);
+      const sourceKey = `${sourcePrefix}${blobKey}`;
+      const missing = Symbol("missing");
+      const result = await call<typeof missing | undefined>(
+        "publish",
+        async () => {
+          await client.send(
+            new CopyObjectCommand({
+              Bucket: options.target.bucket,
+              Key: `${targetPrefix}${key}`,
+              CopySource: `${options.source.bucket}/${sourceKey.split("/").map(encodeURIComponent).join("/")}`,
+              MetadataDirective: "REPLACE",
+              ContentType: MIME_TYPES[format],
+              CacheControl: cacheControl,
+            }),
+          );
+          return undefined;
+        },
+        () => missing,
+      );
+      if (result === missing) {
+        throw new ImagePipelineError(ErrorCodes.INTERNAL, `The stored bytes of image ${id} are missing.`);
+      }
+      return `${base}/${key}`;
+    },
+    async unpublish({ id, format }) {
+      const key = publicKeyFor(id, format);
+      await call(
+        "unpublish",
+        async () => {
+          await client.send(
+            new DeleteObjectCommand({ Bucket: options.target.bucket, Key: `${targetPrefix}${key}` }),
+          );
+        },
+        () => undefined,
+      );
+      if (options.purge !== undefined) {
+        try {
+          await options.purge.purge([`${base}/${key}`]);
+        } catch (error) {
+          if (isImagePipelineError(error)) throw error;
+          throw new ImagePipelineError(
+            ErrorCodes.STORAGE_UNAVAILABLE,
+            `The CDN purge of ${base}/${key} failed; the public object is deleted, retry to purge again.`,
+            { cause: error, retryAfterSeconds: 5 },
+          );
+        }
+      }
+    },
+  };
+}

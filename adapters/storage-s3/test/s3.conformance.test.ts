@@ -1,0 +1,170 @@
+import { randomUUID } from "node:crypto";
+import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { isImagePipelineError, MIME_TYPES } from "@pixport/core";
+import { describeBlobStoreConformance, startS3Server, type TestS3Server } from "@pixport/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createS3BlobStore, createS3Publisher } from "../src/index.js";
+
+let server: TestS3Server;
+const clients: S3Client[] = [];
+
+function connect(endpoint = server.endpoint): S3Client {
+  const client = new S3Client({
+    endpoint,
+    region: server.region,
+    forcePathStyle: true,
+    credentials: server.credentials,
+    requestChecksumCalculation: "WHEN_REQUIRED",
+    responseChecksumValidation: "WHEN_REQUIRED",
+    maxAttempts: 1,
+  });
+  clients.push(client);
+  return client;
+}
+
+beforeAll(async () => {
+  server = await startS3Server(["private", "public"]);
+});
+
+afterAll(async () => {
+  for (const client of clients) client.destroy();
+  await server.stop();
+});
+
+// Every test gets its own prefix in the shared bucket; `peer` is a second S3Client (another process)
+// on the same bucket and prefix.
+const prefixes = new WeakMap<object, string>();
+describeBlobStoreConformance({
+  name: "s3",
+  create: () => {
+    const prefix = `t-${randomUUID()}/`;
+    const store = createS3BlobStore({ client: connect(), bucket: "private", prefix });
+    prefixes.set(store, prefix);
+    return store;
+  },
+  peer: (store) => createS3BlobStore({ client: connect(), bucket: "private", prefix: prefixes.get(store)! }),
+  // s3rver (the test double) writes an object's bytes and its metadata file separately, so racing
+  // PUTs of one key can pair one PUT's bytes with another's content type. AWS S3 PUTs are atomic;
+  // the adapter adds nothing that could split them.
+  capabilities: { atomicPutMetadata: false },
+  extraTests: (context) => {
+    it("stores the content type and Cache-Control as object headers", async () => {
+      await context.store.put("a/b.png", new Uint8Array([1, 2, 3]), {
+        contentType: "image/png",
+        cacheControl: "public, max-age=60",
+      });
+      expect(await context.store.stat("a/b.png")).toEqual({
+        size: 3,
+        contentType: "image/png",
+        cacheControl: "public, max-age=60",
+      });
+    });
+  },
+});
+
+describe("s3 blob store errors", () => {
+  it("retries a bounded number of times, then throws STORAGE_UNAVAILABLE with retry advice", async () => {
+    let attempts = 0;
+    const failing = connect();
+    failing.middlewareStack.add(
+      () => async () => {
+        attempts += 1;
+        throw Object.assign(new Error("Slow down"), {
+          name: "SlowDown",
+          $metadata: { httpStatusCode: 503 },
+        });
+      },
+      { step: "finalizeRequest", priority: "high" },
+    );
+    const store = createS3BlobStore({ client: failing, bucket: "private", maxAttempts: 3, retryDelayMs: 1 });
+    const error = await store.get("x").catch((caught: unknown) => caught);
+    expect(isImagePipelineError(error) && error.code).toBe("STORAGE_UNAVAILABLE");
+    expect(isImagePipelineError(error) && error.retryAfterSeconds).toBe(1);
+    expect(attempts).toBe(3);
+  });
+
+  it("does not retry a non-retryable error (missing bucket) and still translates it", async () => {
+    const store = createS3BlobStore({ client: connect(), bucket: "no-such-bucket", retryDelayMs: 1 });
+    const error = await store
+      .put("x", new Uint8Array([1]), { contentType: "image/png" })
+      .catch((caught: unknown) => caught);
+    expect(isImagePipelineError(error) && error.code).toBe("STORAGE_UNAVAILABLE");
+    expect((error as Error).message).toMatch(/NoSuchBucket/);
+  });
+
+  it("turns a refused connection into STORAGE_UNAVAILABLE", async () => {
+    const store = createS3BlobStore({
+      client: connect("http://127.0.0.1:1"),
+      bucket: "private",
+      maxAttempts: 2,
+      retryDelayMs: 1,
+    });
+    const error = await store.stat("x").catch((caught: unknown) => caught);
+    expect(isImagePipelineError(error) && error.code).toBe("STORAGE_UNAVAILABLE");
+  });
+
+  it("refuses an invalid prefix with INVALID_CONFIGURATION", () => {
+    expect(() => createS3BlobStore({ client: connect(), bucket: "private", prefix: "no-slash" })).toThrow(
+      /end with "\/"/,
+    );
+  });
+});
+
+describe("s3 publisher", () => {
+  it("copies to the public bucket, returns the public URL, unpublishes idempotently and purges", async () => {
+    const client = connect();
+    const prefix = `p-${randomUUID()}/`;
+    const source = createS3BlobStore({ client, bucket: "private", prefix });
+    const bytes = new Uint8Array([137, 80, 78, 71, 1, 2, 3]);
+    await source.put("images/src.png", bytes, { contentType: "application/octet-stream" });
+    const purged: string[][] = [];
+    const publisher = createS3Publisher({
+      client,
+      source: { bucket: "private", prefix },
+      target: { bucket: "public", prefix: "cdn/" },
+      publicBaseUrl: "https://cdn.example.com/",
+      purge: { purge: async (urls) => void purged.push(urls) },
+    });
+    const request = { id: `image_${"a".repeat(24)}`, format: "png" as const, blobKey: "images/src.png" };
+    const url = await publisher.publish(request);
+    expect(url).toBe(`https://cdn.example.com/images/${request.id}.png`);
+    expect(await publisher.publish(request)).toBe(url);
+    const key = `cdn/images/${request.id}.png`;
+    const head = await client.send(new HeadObjectCommand({ Bucket: "public", Key: key }));
+    expect(head.ContentType).toBe(MIME_TYPES.png);
+    expect(head.CacheControl).toBe("public, max-age=31536000, immutable");
+    const object = await client.send(new GetObjectCommand({ Bucket: "public", Key: key }));
+    expect(await object.Body?.transformToByteArray()).toEqual(bytes);
+
+    await publisher.unpublish(request);
+    await publisher.unpublish(request);
+    const gone = await client.send(new HeadObjectCommand({ Bucket: "public", Key: key })).catch((e) => e);
+    expect((gone as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode).toBe(404);
+    expect(purged).toEqual([[url], [url]]);
+  });
+
+  it("fails publishing when the private bytes are missing, and translates purge failures", async () => {
+    const client = connect();
+    await client.send(
+      new PutObjectCommand({ Bucket: "public", Key: "images/x.png", Body: new Uint8Array([1]) }),
+    );
+    const publisher = createS3Publisher({
+      client,
+      source: { bucket: "private", prefix: `m-${randomUUID()}/` },
+      target: { bucket: "public" },
+      publicBaseUrl: "https://cdn.example.com",
+      purge: {
+        purge: async () => {
+          throw new Error("purge down");
+        },
+      },
+    });
+    const id = `image_${"b".repeat(24)}`;
+    const missing = await publisher
+      .publish({ id, format: "png", blobKey: "images/none.png" })
+      .catch((caught: unknown) => caught);
+    expect(isImagePipelineError(missing) && missing.code).toBe("INTERNAL");
+    const purge = await publisher.unpublish({ id, format: "png" }).catch((caught: unknown) => caught);
+    expect(isImagePipelineError(purge) && purge.code).toBe("STORAGE_UNAVAILABLE");
+  });
+});
