@@ -1,0 +1,16 @@
+export {
+  classificationAnswerSchema,
+  createOpenAiModels,
+  dataUrl,
+  type OpenAiModelsOptions,
+} from "./create-openai-models.js";
+export {
+  IMAGE_MODEL_NAMES,
+  type ModelEntry,
+  type ModelRegistry,
+  type ModelRegistryInput,
+  modelEntrySchema,
+  modelRegistrySchema,
+  type ResolvedModel,
+  resolveModelRegistry,
+} from "./registry.js";

@@ -1,0 +1,306 @@
+import { ErrorCodes, ImagePipelineError, isImagePipelineError, validationError } from "../errors.js";
+import { type Image, sniffImageFormat } from "../image.js";
+import type { Classification, Classifier } from "../ports/classifier.js";
+import type { ImageGenerator } from "../ports/image-generator.js";
+import type { TextExtractor, TextFormat } from "../ports/text-extractor.js";
+import type { ModelImage, ModelProvider, VisionModel } from "../ports/vision-model.js";
+import {
+  classifySchema,
+  extractFormattedTextSchema,
+  imagePathSchema,
+  imagineSchema,
+  parseAll,
+  visualizeSchema,
+} from "../schemas.js";
+import type { ResizeStep } from "../transforms/steps.js";
+import {
+  type Caller,
+  internalCodecError,
+  loadImageBytes,
+  loadOwnedImage,
+  type PipelineContext,
+} from "./context.js";
+import { ingestImage } from "./upload-image.js";
+
+/** The model ports a pipeline may run on; each is optional (its operations answer 501 without it). */
+export interface ModelPorts {
+  vision?: VisionModel | undefined;
+  generator?: ImageGenerator | undefined;
+  classifier?: Classifier | undefined;
+  textExtractor?: TextExtractor | undefined;
+}
+
+/** Contract defaults (P14, P15); classify and extract have no API-visible model. */
+export const DEFAULT_MODELS = { imagine: "sdxl", visualize: "uform-gen" } as const;
+/** Longest side of images sent to a model when its provider does not say. */
+export const DEFAULT_MODEL_IMAGE_SIDE = 1024;
+/** Size of every imagined image (contract 5.3, P14). */
+export const IMAGINE_SIZE = 1024;
+
+/** The P9 answer of `classify` for test keys: no model is called. */
+export const MASKED_CLASSIFICATION: Classification = Object.freeze({
+  main_label: "result masked",
+  main_score: 0,
+  secondary_labels: Array.from({ length: 4 }, () => ({ label: "result masked", score: 0 })),
+}) as Classification;
+
+/** Input of the model operations on an existing image. */
+export interface ModelImageInput {
+  imageId: unknown;
+  body: unknown;
+  /** Aborts the upstream model call (e.g. the client disconnected). */
+  signal?: AbortSignal;
+}
+
+/** Input of {@link imagineImage}. */
+export interface ImagineImageInput {
+  body: unknown;
+  signal?: AbortSignal;
+}
+
+/**
+ * Picks the model: the requested one when this deployment serves it (else 422 on `model`), or the
+ * provider's default, or the contract's. A missing provider or an unconfigured default model is
+ * `MODEL_NOT_CONFIGURED` (501) naming the operation and the model.
+ */
+function resolveModel<P extends ModelProvider>(
+  provider: P | undefined,
+  operation: string,
+  requested: string | undefined,
+  fallback: string | undefined,
+): { provider: P; model: string } {
+  const model = requested ?? provider?.defaultModel ?? fallback ?? provider?.models[0];
+  if (provider === undefined || model === undefined) {
+    throw new ImagePipelineError(
+      ErrorCodes.MODEL_NOT_CONFIGURED,
+      `${operation} is not available on this server: no model provider is configured${model === undefined ? "" : ` (model ${model})`}.`,
+    );
+  }
+  if (!provider.models.includes(model)) {
+    if (requested !== undefined) {
+      throw validationError([
+        {
+          path: "model",
+          message: `${requested} is not configured on this server (configured: ${provider.models.join(", ") || "none"})`,
+        },
+      ]);
+    }
+    throw new ImagePipelineError(
+      ErrorCodes.MODEL_NOT_CONFIGURED,
+      `${operation} is not available on this server: its default model ${model} is not configured.`,
+    );
+  }
+  return { provider, model };
+}
+
+/** A provider that answered something other than a pixport error is a bad upstream answer. */
+function upstreamFailure(error: unknown, model: string): never {
+  if (isImagePipelineError(error)) throw error;
+  throw new ImagePipelineError(ErrorCodes.MODEL_BAD_RESPONSE, `The model ${model} failed.`, { cause: error });
+}
+
+/**
+ * Re-encodes a stored image as JPEG no larger than `maxSide` on its longest side, so a model never
+ * receives the full original (nor its alpha channel or metadata).
+ */
+export async function prepareModelImage(
+  context: PipelineContext,
+  caller: Caller,
+  imageId: string,
+  maxSide: number,
+): Promise<ModelImage> {
+  const record = await loadOwnedImage(context, caller, imageId);
+  const data = await loadImageBytes(context, record);
+  const scale = Math.min(1, maxSide / Math.max(record.width, record.height));
+  const width = Math.max(1, Math.round(record.width * scale));
+  const height = Math.max(1, Math.round(record.height * scale));
+  const resize: ResizeStep = {
+    type: "resize",
+    width,
+    height,
+    fit: "fill",
+    position: "center",
+    background: { r: 255, g: 255, b: 255, alpha: 1 },
+  };
+  try {
+    const encoded = await context.codec.transform({
+      input: data,
+      steps: scale < 1 ? [resize] : [],
+      output: { format: "jpeg", quality: 85, flattenBackground: { r: 255, g: 255, b: 255, alpha: 1 } },
+      limits: { maxInputPixels: context.limits.maxInputPixels },
+    });
+    return { data: encoded.data, mimeType: "image/jpeg", width: encoded.width, height: encoded.height };
+  } catch (error) {
+    throw internalCodecError(error, record.format);
+  }
+}
+
+/**
+ * `POST /v1/images/imagine`: generates a 1024 x 1024 image from a prompt. The generated bytes are
+ * brought to 1024 x 1024 JPEG, then ingested like an upload (limits, re-encode, the test-key mark).
+ * Bytes the codec cannot read are the provider's fault (`MODEL_BAD_RESPONSE`, 502), never a 422.
+ */
+export async function imagineImage(
+  context: PipelineContext,
+  models: ModelPorts,
+  caller: Caller,
+  input: ImagineImageInput,
+): Promise<Image> {
+  const [body] = parseAll([[imagineSchema, input.body === undefined ? {} : input.body]] as const);
+  const { provider, model } = resolveModel(models.generator, "imagine", body.model, DEFAULT_MODELS.imagine);
+  const generated = await provider
+    .generate(
+      {
+        model,
+        prompt: body.prompt,
+        negativePrompt: body.negative_prompt,
+        seed: body.seed,
+        width: IMAGINE_SIZE,
+        height: IMAGINE_SIZE,
+      },
+      { signal: input.signal },
+    )
+    .catch((error: unknown) => upstreamFailure(error, model));
+  const badImage = (cause?: unknown) =>
+    new ImagePipelineError(
+      ErrorCodes.MODEL_BAD_RESPONSE,
+      `The model ${model} did not return a usable image.`,
+      {
+        cause,
+      },
+    );
+  if (generated.byteLength === 0 || sniffImageFormat(generated) === null) throw badImage();
+  const header = await context.codec.probe(generated).catch(() => null);
+  if (header === null || header.width * header.height > context.limits.maxInputPixels) throw badImage();
+  let jpeg: Uint8Array;
+  try {
+    const square = header.width === IMAGINE_SIZE && header.height === IMAGINE_SIZE;
+    const encoded = await context.codec.transform({
+      input: generated,
+      steps: square
+        ? []
+        : [
+            {
+              type: "resize",
+              width: IMAGINE_SIZE,
+              height: IMAGINE_SIZE,
+              fit: "cover",
+              position: "center",
+              background: { r: 0, g: 0, b: 0, alpha: 1 },
+            },
+          ],
+      output: {
+        format: "jpeg",
+        quality: context.encodeQuality,
+        flattenBackground: { r: 0, g: 0, b: 0, alpha: 1 },
+      },
+      limits: { maxInputPixels: context.limits.maxInputPixels },
+    });
+    jpeg = encoded.data;
+  } catch (error) {
+    throw badImage(error);
+  }
+  try {
+    return await ingestImage(context, caller, { name: body.name, image: jpeg }, "image");
+  } catch (error) {
+    if (
+      isImagePipelineError(error) &&
+      (error.code === ErrorCodes.INVALID_IMAGE || error.code === ErrorCodes.IMAGE_TOO_LARGE)
+    ) {
+      throw badImage(error);
+    }
+    throw error;
+  }
+}
+
+/** `POST /v1/images/{image_id}/visualize`: answers a prompt about the image (`{response}`). */
+export async function visualizeImage(
+  context: PipelineContext,
+  models: ModelPorts,
+  caller: Caller,
+  input: ModelImageInput,
+): Promise<{ response: string }> {
+  const [{ image_id }, body] = parseAll([
+    [imagePathSchema, { image_id: input.imageId }],
+    [visualizeSchema, input.body === undefined ? {} : input.body],
+  ] as const);
+  const { provider, model } = resolveModel(models.vision, "visualize", body.model, DEFAULT_MODELS.visualize);
+  const image = await prepareModelImage(
+    context,
+    caller,
+    image_id,
+    provider.maxImageSide?.(model) ?? DEFAULT_MODEL_IMAGE_SIDE,
+  );
+  const response = await provider
+    .describe({ model, image, prompt: body.prompt }, { signal: input.signal })
+    .catch((error: unknown) => upstreamFailure(error, model));
+  return { response };
+}
+
+/**
+ * `POST /v1/images/{image_id}/classify` (body `{}` or none). Test keys get the masked P9 result
+ * after the image check, without any model call (and without needing a provider).
+ */
+export async function classifyImage(
+  context: PipelineContext,
+  models: ModelPorts,
+  caller: Caller,
+  input: ModelImageInput,
+): Promise<Classification> {
+  const [{ image_id }] = parseAll([
+    [imagePathSchema, { image_id: input.imageId }],
+    [classifySchema, input.body === undefined ? {} : input.body],
+  ] as const);
+  if (caller.keyKind === "test") {
+    await loadOwnedImage(context, caller, image_id);
+    return structuredClone(MASKED_CLASSIFICATION);
+  }
+  const { provider, model } = resolveModel(models.classifier, "classify", undefined, undefined);
+  const image = await prepareModelImage(
+    context,
+    caller,
+    image_id,
+    provider.maxImageSide?.(model) ?? DEFAULT_MODEL_IMAGE_SIDE,
+  );
+  return provider
+    .classify({ model, image }, { signal: input.signal })
+    .catch((error: unknown) => upstreamFailure(error, model));
+}
+
+/**
+ * `POST /v1/images/{image_id}/extract-formatted-text`: `{format, content}`. Not available to test
+ * keys (P10: 403 `FEATURE_NOT_AVAILABLE`, checked after validation and before any model call).
+ */
+export async function extractFormattedText(
+  context: PipelineContext,
+  models: ModelPorts,
+  caller: Caller,
+  input: ModelImageInput,
+): Promise<{ format: TextFormat; content: string }> {
+  const [{ image_id }, body] = parseAll([
+    [imagePathSchema, { image_id: input.imageId }],
+    [extractFormattedTextSchema, input.body === undefined ? {} : input.body],
+  ] as const);
+  if (caller.keyKind === "test") {
+    throw new ImagePipelineError(
+      ErrorCodes.FEATURE_NOT_AVAILABLE,
+      "extract-formatted-text is not available in test mode; use a live key.",
+    );
+  }
+  const { provider, model } = resolveModel(
+    models.textExtractor,
+    "extract-formatted-text",
+    undefined,
+    undefined,
+  );
+  const image = await prepareModelImage(
+    context,
+    caller,
+    image_id,
+    provider.maxImageSide?.(model) ?? DEFAULT_MODEL_IMAGE_SIDE,
+  );
+  const content = await provider
+    .extract({ model, image, format: body.format }, { signal: input.signal })
+    .catch((error: unknown) => upstreamFailure(error, model));
+  return { format: body.format, content };
+}

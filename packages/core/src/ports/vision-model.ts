@@ -1,0 +1,48 @@
+/**
+ * An image handed to a model: always re-encoded and downscaled by the core (never the stored
+ * original), so adapters only wrap the bytes (e.g. as a data URL).
+ */
+export interface ModelImage {
+  data: Uint8Array;
+  mimeType: "image/jpeg";
+  width: number;
+  height: number;
+}
+
+/** Per-call options of every model port. */
+export interface ModelCallOptions {
+  /** Aborts the upstream call (client gone, server shutting down). */
+  signal?: AbortSignal;
+}
+
+/**
+ * What every model port declares about itself. `models` are the API's model names the
+ * deployment serves (e.g. `llava`), not upstream ids.
+ */
+export interface ModelProvider {
+  /** API model names this provider is configured for. */
+  readonly models: readonly string[];
+  /** The model used when the request names none; `undefined` means the contract's default. */
+  readonly defaultModel?: string | undefined;
+  /**
+   * Longest side in px of images `model` accepts (image ports only); the core downscales to it.
+   * `undefined` means `DEFAULT_MODEL_IMAGE_SIDE` (1024).
+   */
+  maxImageSide?(model: string): number | undefined;
+}
+
+/**
+ * Visual question answering (`POST /v1/images/{id}/visualize`): an image and a prompt in, text out.
+ *
+ * Semantics: `describe` resolves the model's answer text (trimmed, non-empty) or rejects with a
+ * pixport error: `MODEL_TIMEOUT` when the per-call timeout passes (the upstream call is aborted),
+ * `MODEL_UNAVAILABLE` (with `retryAfterSeconds`) when the provider refuses (rate limit, quota, our
+ * key), `MODEL_BAD_RESPONSE` on 5xx, connection errors and malformed, empty or truncated answers.
+ * It never retries beyond its own budget and never hangs past its timeout.
+ */
+export interface VisionModel extends ModelProvider {
+  describe(
+    request: { model: string; image: ModelImage; prompt: string },
+    options?: ModelCallOptions,
+  ): Promise<string>;
+}
