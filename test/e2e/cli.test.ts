@@ -4,7 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, decode, halves, photo, removeDir, tempDataDir, upload } from "./harness.js";
+import { call, decode, halves, photo, removeDir, tempDataDir, upload, uploadForm } from "./harness.js";
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../packages/server/dist/cli.js");
 const run = promisify(execFile);
@@ -159,6 +159,47 @@ describe("the prebuilt `pixport` CLI", () => {
       }
       expect(statuses).toEqual(["200 3", "200 3", "429 3"]);
       await run(process.execPath, [CLI, "keys", "revoke", "--id", id, "--data-dir", dataDir]);
+      // The trial quota holds on the embedded server, and an upgrade made by the CLI lifts it.
+      const trialKey = (
+        await run(process.execPath, [
+          CLI,
+          "keys",
+          "create",
+          "--kind",
+          "live",
+          "--account",
+          "trial-cli",
+          "--data-dir",
+          dataDir,
+        ])
+      ).stdout.trim();
+      const tiny = await halves(4, 4, [1, 1, 1], [2, 2, 2]);
+      const uploads: number[] = [];
+      for (let index = 0; index < 26; index++) {
+        uploads.push(
+          (
+            await call(running.url, "POST", "/v1/images/upload", {
+              key: trialKey,
+              form: uploadForm("t", tiny),
+            })
+          ).status,
+        );
+      }
+      expect(uploads.filter((status) => status === 201)).toHaveLength(25);
+      expect(uploads[25]).toBe(403);
+      await run(process.execPath, [
+        CLI,
+        "accounts",
+        "upgrade",
+        "--account",
+        "trial-cli",
+        "--data-dir",
+        dataDir,
+      ]);
+      expect(
+        (await call(running.url, "POST", "/v1/images/upload", { key: trialKey, form: uploadForm("t", tiny) }))
+          .status,
+      ).toBe(201);
       expect((await call(running.url, "GET", "/v1/images", { key })).status).toBe(401);
       const refused = await run(process.execPath, [
         CLI,

@@ -40,6 +40,17 @@ export const ErrorCodes = {
   UNSUPPORTED_OPERATION: "UNSUPPORTED_OPERATION",
   /** A storage backend is unavailable (outage, throttling); the request may be retried. */
   STORAGE_UNAVAILABLE: "STORAGE_UNAVAILABLE",
+  /**
+   * A model-backed operation (imagine, visualize, classify, extract-formatted-text) has no model
+   * provider configured on this deployment; the message names the operation and the model.
+   */
+  MODEL_NOT_CONFIGURED: "MODEL_NOT_CONFIGURED",
+  /** The model provider is unavailable (rate limited, out of quota, refused our key); retry later. */
+  MODEL_UNAVAILABLE: "MODEL_UNAVAILABLE",
+  /** The model provider failed (5xx, connection error) or gave a malformed or unusable answer. */
+  MODEL_BAD_RESPONSE: "MODEL_BAD_RESPONSE",
+  /** The model provider did not answer within the per-call timeout (the call was aborted). */
+  MODEL_TIMEOUT: "MODEL_TIMEOUT",
   /** A factory received invalid options. */
   INVALID_CONFIGURATION: "INVALID_CONFIGURATION",
   /** Anything unexpected. The cause goes to the logger, never to the client. */

@@ -54,6 +54,15 @@ export type {
   ListImagesRequest,
   PageCursor,
 } from "./operations/manage-images.js";
+export {
+  DEFAULT_MODEL_IMAGE_SIDE,
+  DEFAULT_MODELS,
+  IMAGINE_SIZE,
+  type ImagineImageInput,
+  MASKED_CLASSIFICATION,
+  type ModelImageInput,
+  type ModelPorts,
+} from "./operations/model-operations.js";
 export type { TransformInput } from "./operations/transform-image.js";
 export type { UploadImageInput } from "./operations/upload-image.js";
 export {
@@ -98,6 +107,7 @@ export {
   type BlobMetadata,
   type BlobStore,
 } from "./ports/blob-store.js";
+export type { Classification, Classifier, ScoredLabel } from "./ports/classifier.js";
 export { type Clock, systemClock } from "./ports/clock.js";
 export type { IdGenerator } from "./ports/id-generator.js";
 export type {
@@ -109,6 +119,7 @@ export type {
   TransformRequest,
 } from "./ports/image-codec.js";
 export type { FetchedImage, ImageFetcher, ImageFetchRequest } from "./ports/image-fetcher.js";
+export type { ImageGenerationRequest, ImageGenerator } from "./ports/image-generator.js";
 export type { ImagePublisher, PublishRequest } from "./ports/image-publisher.js";
 export type {
   ExpiredImagesQuery,
@@ -122,15 +133,23 @@ export type { ApiKeyRecord, ApiKeyRecordPatch, KeyStore } from "./ports/key-stor
 export { type Logger, silentLogger } from "./ports/logger.js";
 export type { QuotaReservation, QuotaReserveRequest, QuotaStore } from "./ports/quota-store.js";
 export type { RateLimitDecision, RateLimiter, RateLimitRequest } from "./ports/rate-limiter.js";
+export type { TextExtractor, TextFormat } from "./ports/text-extractor.js";
+export type { ModelCallOptions, ModelImage, ModelProvider, VisionModel } from "./ports/vision-model.js";
 export {
   blurSchema,
+  classifySchema,
   colorSchema,
   convertSchema,
   createImageFromUrlSchema,
   cropSchema,
+  type ExtractFormattedTextInput,
+  extractFormattedTextSchema,
   formatIssues,
+  IMAGINE_MODELS,
+  type ImagineInput,
   imageIdSchema,
   imagePathSchema,
+  imagineSchema,
   listImagesSchema,
   mirrorSchema,
   modulateSchema,
@@ -139,6 +158,9 @@ export {
   resizeSchema,
   rotateSchema,
   uploadImageSchema,
+  VISUALIZE_MODELS,
+  type VisualizeInput,
+  visualizeSchema,
   watermarkEntrySchema,
   watermarkSchema,
 } from "./schemas.js";

@@ -21,6 +21,15 @@ import {
   publishImage,
   unpublishImage,
 } from "./operations/manage-images.js";
+import {
+  classifyImage,
+  extractFormattedText,
+  type ImagineImageInput,
+  imagineImage,
+  type ModelImageInput,
+  type ModelPorts,
+  visualizeImage,
+} from "./operations/model-operations.js";
 import { sweepExpiredTestImages } from "./operations/sweep-expired-images.js";
 import {
   blurImage,
@@ -40,6 +49,7 @@ import { DEFAULT_TEST_WATERMARK } from "./policies/test-watermark.js";
 import { createUrlImportPolicy, urlImportOptionsSchema } from "./policies/url-import-policy.js";
 import type { AccountStore } from "./ports/account-store.js";
 import type { BlobStore } from "./ports/blob-store.js";
+import type { Classification } from "./ports/classifier.js";
 import { type Clock, systemClock } from "./ports/clock.js";
 import type { IdGenerator } from "./ports/id-generator.js";
 import type { ImageCodec } from "./ports/image-codec.js";
@@ -50,6 +60,7 @@ import type { KeyStore } from "./ports/key-store.js";
 import { type Logger, silentLogger } from "./ports/logger.js";
 import type { QuotaStore } from "./ports/quota-store.js";
 import type { RateLimitDecision, RateLimiter } from "./ports/rate-limiter.js";
+import type { TextFormat } from "./ports/text-extractor.js";
 
 /** The adapters a pipeline runs on, as one object with named fields. */
 export interface ImagePipelineDeps {
@@ -77,6 +88,11 @@ export interface ImagePipelineDeps {
   quota?: QuotaStore;
   /** Account flags (upgraded from the trial). @default in-memory (one process) */
   accounts?: AccountStore;
+  /**
+   * Model ports of imagine, visualize, classify and extract-formatted-text. Each is optional; an
+   * operation whose port is missing answers `MODEL_NOT_CONFIGURED` (501).
+   */
+  models?: ModelPorts;
 }
 
 /** Options of {@link createImagePipeline}, validated once at construction. */
@@ -137,6 +153,13 @@ export interface ImagePipeline {
   modulateImage(caller: Caller, input: TransformInput): Promise<Image>;
   blurImage(caller: Caller, input: TransformInput): Promise<Image>;
   watermarkImage(caller: Caller, input: TransformInput): Promise<Image>;
+  imagineImage(caller: Caller, input: ImagineImageInput): Promise<Image>;
+  visualizeImage(caller: Caller, input: ModelImageInput): Promise<{ response: string }>;
+  classifyImage(caller: Caller, input: ModelImageInput): Promise<Classification>;
+  extractFormattedText(
+    caller: Caller,
+    input: ModelImageInput,
+  ): Promise<{ format: TextFormat; content: string }>;
 }
 
 /**
@@ -196,6 +219,7 @@ export function createImagePipeline(
   if (missing.length > 0) {
     context.logger.warn?.(`codec ${context.codec.name} cannot encode: ${missing.join(", ")}`);
   }
+  const models: ModelPorts = { ...deps.models };
   /** Wraps a billable operation in the monthly quota (reserve first, give back on failure). */
   function billed<I, O>(operationId: string, operation: (caller: Caller, input: I) => Promise<O>) {
     return (caller: Caller, input: I) =>
@@ -229,5 +253,13 @@ export function createImagePipeline(
     modulateImage: billed("modulateImage", (caller, input) => modulateImage(context, caller, input)),
     blurImage: billed("blurImage", (caller, input) => blurImage(context, caller, input)),
     watermarkImage: billed("watermarkImage", (caller, input) => watermarkImage(context, caller, input)),
+    imagineImage: billed("imagineImage", (caller, input) => imagineImage(context, models, caller, input)),
+    visualizeImage: billed("visualizeImage", (caller, input) =>
+      visualizeImage(context, models, caller, input),
+    ),
+    classifyImage: billed("classifyImage", (caller, input) => classifyImage(context, models, caller, input)),
+    extractFormattedText: billed("extractFormattedText", (caller, input) =>
+      extractFormattedText(context, models, caller, input),
+    ),
   };
 }

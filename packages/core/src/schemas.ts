@@ -165,6 +165,41 @@ export const watermarkSchema = z.object({
   ...optionalName,
 });
 
+const promptField = z
+  .string({ error: required("must be a string") })
+  .min(1, "must be between 1 and 1000 characters long")
+  .max(1000, "must be between 1 and 1000 characters long");
+
+/** Models of `imagine` (contract 5.3; default `sdxl`, P14). */
+export const IMAGINE_MODELS = ["sdxl", "flux"] as const;
+/** Models of `visualize` (contract 5.19; default `uform-gen`, P15). */
+export const VISUALIZE_MODELS = ["uform-gen", "llava", "gemini"] as const;
+
+/** Body of `POST /v1/images/imagine`. */
+export const imagineSchema = z.object({
+  name: nameField,
+  prompt: promptField,
+  negative_prompt: promptField.optional(),
+  seed: z
+    .number({ error: required("must be an integer greater than or equal to 0") })
+    .int("must be an integer greater than or equal to 0")
+    .min(0, "must be an integer greater than or equal to 0")
+    .optional(),
+  model: oneOf(IMAGINE_MODELS).optional(),
+});
+
+/** Body of `POST /v1/images/{image_id}/visualize`. */
+export const visualizeSchema = z.object({
+  prompt: promptField,
+  model: oneOf(VISUALIZE_MODELS).optional(),
+});
+
+/** Body of `POST /v1/images/{image_id}/classify`: `{}` or no body at all. */
+export const classifySchema = z.object({});
+
+/** Body of `POST /v1/images/{image_id}/extract-formatted-text` (`format` required, our reading). */
+export const extractFormattedTextSchema = z.object({ format: oneOf(["markdown", "plain"]) });
+
 /** Path parameters of every `/v1/images/{image_id}...` route. */
 export const imagePathSchema = z.object({ image_id: imageIdSchema });
 
@@ -177,6 +212,9 @@ export type RotateInput = z.input<typeof rotateSchema>;
 export type ModulateInput = z.input<typeof modulateSchema>;
 export type BlurInput = z.input<typeof blurSchema>;
 export type WatermarkInput = z.input<typeof watermarkSchema>;
+export type ImagineInput = z.input<typeof imagineSchema>;
+export type VisualizeInput = z.input<typeof visualizeSchema>;
+export type ExtractFormattedTextInput = z.input<typeof extractFormattedTextSchema>;
 export type WatermarkEntry = z.output<typeof watermarkEntrySchema>;
 
 /** Turns zod issues into `<path> <message>` issues. A non-object body is reported as `body`. */

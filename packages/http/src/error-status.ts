@@ -33,9 +33,21 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, ErrorStatus>> = {
   RATE_LIMITED: { status: 429, slug: "too-many-requests", title: "Too Many Requests" },
   UNSUPPORTED_OPERATION: { status: 501, slug: "internal-error", title: "Internal Error" },
   STORAGE_UNAVAILABLE: { status: 503, slug: "internal-error", title: "Internal Error" },
+  MODEL_NOT_CONFIGURED: { status: 501, slug: "internal-error", title: "Internal Error" },
+  MODEL_UNAVAILABLE: { status: 503, slug: "internal-error", title: "Internal Error" },
+  MODEL_BAD_RESPONSE: { status: 502, slug: "internal-error", title: "Internal Error" },
+  MODEL_TIMEOUT: { status: 504, slug: "internal-error", title: "Internal Error" },
   INVALID_CONFIGURATION: { status: 500, slug: "internal-error", title: "Internal Error" },
   INTERNAL: { status: 500, slug: "internal-error", title: "Internal Error" },
 };
+
+/** Model-provider failures: their messages are written for clients (no upstream text, no keys). */
+const MODEL_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  ErrorCodes.MODEL_NOT_CONFIGURED,
+  ErrorCodes.MODEL_UNAVAILABLE,
+  ErrorCodes.MODEL_BAD_RESPONSE,
+  ErrorCodes.MODEL_TIMEOUT,
+]);
 
 /** The `type` URL of every error body (the original service's docs host, for compatibility). */
 export const ERROR_TYPE_BASE = "https://docs.img-processing.com/errors/";
@@ -76,7 +88,8 @@ export function errorResponse(error: ImagePipelineError): HttpResponse {
   const message =
     row.status >= 500 &&
     error.code !== ErrorCodes.STORAGE_UNAVAILABLE &&
-    error.code !== ErrorCodes.UNSUPPORTED_OPERATION
+    error.code !== ErrorCodes.UNSUPPORTED_OPERATION &&
+    !MODEL_CODES.has(error.code)
       ? "An internal error occurred while processing the request."
       : error.message;
   return jsonResponse(row.status, { ...base, message, code: error.code }, headers);

@@ -91,3 +91,18 @@ export const uploadImageFormSchema = uploadImageSchema.extend({
 
 /** The OpenAPI document itself (`GET /v1/openapi.json`). */
 export const openApiDocumentSchema = z.looseObject({ openapi: z.string(), info: z.looseObject({}) });
+
+/** Answer of `visualize`. */
+export const visualizeResponseSchema = z.object({ response: z.string() });
+
+const scoredLabelSchema = z.object({ label: z.string(), score: z.number().min(0).max(1) });
+
+/** Answer of `classify` (test keys: every label `result masked`, every score 0). */
+export const classificationSchema = z.object({
+  main_label: z.string(),
+  main_score: z.number().min(0).max(1),
+  secondary_labels: z.array(scoredLabelSchema).length(4),
+});
+
+/** Answer of `extract-formatted-text`. */
+export const extractedTextSchema = z.object({ format: z.enum(["markdown", "plain"]), content: z.string() });

@@ -7,9 +7,47 @@ import {
   policyOptionsSchema,
   urlImportOptionsSchema,
 } from "@pixport/core";
+import { modelRegistrySchema } from "@pixport/vision-openai";
 import { z } from "zod";
 
 const urlImportServerSchema = urlImportOptionsSchema.omit({ storageBaseUrls: true }).strict();
+
+const s3PrefixSchema = z
+  .string()
+  .regex(/^(?:[A-Za-z0-9._-]+\/)*$/, 'must be empty or end with "/", e.g. "pixport/"');
+
+/** `s3` options of the server config (`storage: "s3"`). */
+export const s3ConfigSchema = z
+  .object({
+    /** Private bucket: originals and derived images under `{prefix}images/`. */
+    bucket: z.string().min(3),
+    /** Region. @default AWS_REGION or AWS_DEFAULT_REGION, else "us-east-1" */
+    region: z.string().min(1).optional(),
+    /** Endpoint of an S3-compatible server (MinIO, R2, s3rver); absent for AWS. */
+    endpoint: z.url({ protocol: /^https?$/ }).optional(),
+    /** Path-style URLs (`{endpoint}/{bucket}/{key}`), needed by most S3-compatible servers. @default false */
+    forcePathStyle: z.boolean().default(false),
+    /** Access key; absent: the AWS SDK's default chain (AWS_ACCESS_KEY_ID, profiles, IAM roles). */
+    accessKeyId: z.string().min(1).optional(),
+    /** Secret of `accessKeyId`. */
+    secretAccessKey: z.string().min(1).optional(),
+    /** Key prefix in the private bucket. @default "" */
+    prefix: s3PrefixSchema.default(""),
+    /** Bucket of published copies (`{publicPrefix}images/{id}.{ext}`). @default bucket */
+    publicBucket: z.string().min(3).optional(),
+    /** Key prefix of published copies. @default "public/" */
+    publicPrefix: s3PrefixSchema.default("public/"),
+    /**
+     * The S3 client's `requestChecksumCalculation` and `responseChecksumValidation`. `WHEN_REQUIRED`
+     * works with every S3-compatible server (s3rver, older MinIO); AWS accepts both.
+     * @default "WHEN_REQUIRED"
+     */
+    checksums: z.enum(["WHEN_REQUIRED", "WHEN_SUPPORTED"]).default("WHEN_REQUIRED"),
+  })
+  .strict()
+  .refine((s3) => (s3.accessKeyId === undefined) === (s3.secretAccessKey === undefined), {
+    message: "set both accessKeyId and secretAccessKey, or neither (to use the AWS SDK's default chain)",
+  });
 
 /**
  * Configuration of the prebuilt server. Sources, later ones winning: defaults, the JSON config
@@ -91,6 +129,27 @@ export const serverConfigSchema = z
      * "TEST" mark. It is tiled over every image; requests cannot turn it off.
      */
     testWatermarkFile: z.string().min(1).optional(),
+    /**
+     * The model registry of imagine, visualize, classify and extract-formatted-text
+     * (`@pixport/vision-openai`): `registry` maps API model names (`uform-gen`, `llava`, `gemini`,
+     * `sdxl`, `flux`, ...) to `{baseUrl, model, apiKey | apiKeyEnv}` of OpenAI-compatible APIs;
+     * `defaults` picks the model per operation; `timeoutMs` (30000) bounds every upstream call;
+     * `maxImageSide` (1024) caps images sent to models. Without it those operations answer 501.
+     * See the README section "Model-backed operations".
+     */
+    models: modelRegistrySchema.optional(),
+    /**
+     * Where image bytes live: `fs` (the data directory) or `s3` (an S3 or S3-compatible bucket,
+     * configured under `s3`), for several stateless nodes. @default "fs"
+     */
+    storage: z.enum(["fs", "s3"]).default("fs"),
+    /**
+     * Where image metadata lives: `fs` (the data directory) or `redis` (needs `redisUrl`), for
+     * several stateless nodes. @default "fs"
+     */
+    metadata: z.enum(["fs", "redis"]).default("fs"),
+    /** The bucket(s) of `storage: "s3"`; see the README section "Scale-out: S3 and Redis". */
+    s3: s3ConfigSchema.optional(),
   })
   .strict();
 
@@ -117,6 +176,20 @@ const ENV: Record<string, { key: string; kind: "number" | "string" | "boolean" |
   PIXPORT_MAX_INPUT_PIXELS: { key: "maxInputPixels", kind: "limit" },
   PIXPORT_MAX_INPUT_SIDE: { key: "maxInputSide", kind: "limit" },
   PIXPORT_MAX_OUTPUT_SIDE: { key: "maxOutputSide", kind: "limit" },
+  PIXPORT_STORAGE: { key: "storage", kind: "string" },
+  PIXPORT_METADATA: { key: "metadata", kind: "string" },
+};
+
+/** `s3.*` from the environment; AWS credentials are left to the SDK's default chain. */
+const S3_ENV: Record<string, { key: string; kind: "string" | "boolean" }> = {
+  PIXPORT_S3_BUCKET: { key: "bucket", kind: "string" },
+  PIXPORT_S3_REGION: { key: "region", kind: "string" },
+  PIXPORT_S3_ENDPOINT: { key: "endpoint", kind: "string" },
+  PIXPORT_S3_FORCE_PATH_STYLE: { key: "forcePathStyle", kind: "boolean" },
+  PIXPORT_S3_PREFIX: { key: "prefix", kind: "string" },
+  PIXPORT_S3_PUBLIC_BUCKET: { key: "publicBucket", kind: "string" },
+  PIXPORT_S3_PUBLIC_PREFIX: { key: "publicPrefix", kind: "string" },
+  PIXPORT_S3_CHECKSUMS: { key: "checksums", kind: "string" },
 };
 
 function fromEnvironment(environment: NodeJS.ProcessEnv): Record<string, unknown> {
@@ -132,6 +205,13 @@ function fromEnvironment(environment: NodeJS.ProcessEnv): Record<string, unknown
   }
   if (environment.PORT !== undefined && result.port === undefined) result.port = Number(environment.PORT);
   if (Object.keys(limits).length > 0) result.limits = limits;
+  const s3: Record<string, unknown> = {};
+  for (const [name, { key, kind }] of Object.entries(S3_ENV)) {
+    const raw = environment[name];
+    if (raw === undefined || raw === "") continue;
+    s3[key] = kind === "string" ? raw : !/^(0|false|no|off)$/i.test(raw);
+  }
+  if (Object.keys(s3).length > 0) result.s3 = s3;
   return result;
 }
 
@@ -164,7 +244,7 @@ export async function loadServerConfig(options: LoadConfigOptions = {}): Promise
     }
   }
   const env = fromEnvironment(environment);
-  const merged = {
+  const merged: Record<string, unknown> = {
     ...fromFile,
     ...env,
     ...options.overrides,
@@ -174,6 +254,12 @@ export async function loadServerConfig(options: LoadConfigOptions = {}): Promise
       ...(options.overrides?.limits as object | undefined),
     },
   };
+  const s3Parts = [fromFile.s3, env.s3, options.overrides?.s3].filter((part) => part !== undefined);
+  if (s3Parts.length > 0) merged.s3 = Object.assign({}, ...s3Parts);
+  if (merged.s3 !== undefined && (merged.s3 as Record<string, unknown>).region === undefined) {
+    const region = environment.AWS_REGION || environment.AWS_DEFAULT_REGION;
+    if (region) (merged.s3 as Record<string, unknown>).region = region;
+  }
   return resolveServerConfig(merged);
 }
 
@@ -190,6 +276,18 @@ export function resolveServerConfig(input: unknown): ServerConfig {
     );
   }
   const config = parsed.data;
+  if (config.storage === "s3" && config.s3 === undefined) {
+    throw new ImagePipelineError(
+      ErrorCodes.INVALID_CONFIGURATION,
+      'Invalid configuration: storage "s3" needs s3.bucket: set "s3": {"bucket": ...} in the config file or PIXPORT_S3_BUCKET.',
+    );
+  }
+  if (config.metadata === "redis" && config.redisUrl === undefined) {
+    throw new ImagePipelineError(
+      ErrorCodes.INVALID_CONFIGURATION,
+      'Invalid configuration: metadata "redis" needs redisUrl: set "redisUrl" in the config file or PIXPORT_REDIS_URL.',
+    );
+  }
   const publicBaseUrl = (config.publicBaseUrl ?? `http://localhost:${config.port}`).replace(/\/+$/, "");
   return {
     ...config,

@@ -10,6 +10,8 @@ import {
   type ImageCodec,
   type ImageFetcher,
   type ImagePipeline,
+  type ImagePublisher,
+  type ImageRepository,
   type KeyStore,
   type Logger,
   type QuotaStore,
@@ -18,6 +20,7 @@ import {
 import { createNodeImageFetcher } from "@pixport/fetch-node";
 import {
   createRedisAccountStore,
+  createRedisImageRepository,
   createRedisKeyStore,
   createRedisQuotaStore,
   createRedisRateLimiter,
@@ -28,6 +31,7 @@ import {
   createFsImageRepository,
   createFsKeyStore,
 } from "@pixport/storage-fs";
+import { createOpenAiModels } from "@pixport/vision-openai";
 import { Redis } from "ioredis";
 import type { ServerConfig } from "./config.js";
 
@@ -75,26 +79,34 @@ export async function createPixportRuntime(
   options: RuntimeOptions = {},
 ): Promise<PixportRuntime> {
   const paths = dataPaths(config.dataDir);
-  const privateBlobs = createFsBlobStore({ root: paths.blobs });
+  const storage = config.storage === "s3" ? await createS3Storage(config) : createFsStorage(paths);
+  const privateBlobs = storage.privateBlobs;
   // Hot sources (one upload, many derived sizes) are read from disk once; keys are write-once.
   const blobStore =
     config.blobCacheBytes > 0
       ? createCachingBlobStore(privateBlobs, { maxBytes: config.blobCacheBytes })
       : privateBlobs;
-  const publicStore = createFsBlobStore({ root: paths.publicBlobs });
-  const images = createFsImageRepository({ root: paths.images });
+  const publicStore = storage.publicStore;
+  const fsImages = config.metadata === "fs" ? createFsImageRepository({ root: paths.images }) : undefined;
   const fsKeys = createFsKeyStore({ root: paths.keys });
   // Temp files left by a crash are invisible to reads; remove them once at start.
-  await Promise.all([privateBlobs, publicStore, fsKeys, images].map((store) => store.sweepTemporaryFiles()));
+  await Promise.all([
+    storage.sweepTemporaryFiles(),
+    fsKeys.sweepTemporaryFiles(),
+    fsImages?.sweepTemporaryFiles(),
+  ]);
 
   let redis: Redis | undefined;
+  // Embedded default: keys and account flags in the data directory (so the CLI, another process,
+  // can change them while the server runs), rate-limit and quota counters in this process.
   let policyState: {
     keys: KeyStore;
-    accounts?: AccountStore;
+    accounts: AccountStore;
     rateLimiter?: RateLimiter;
     quota?: QuotaStore;
   } = {
     keys: fsKeys,
+    accounts: createFsAccountStore({ root: paths.accounts }),
   };
   if (config.redisUrl !== undefined) {
     // Fail fast during an outage instead of queueing commands: the outage policy answers 503.
@@ -118,6 +130,8 @@ export async function createPixportRuntime(
       quota: createRedisQuotaStore(shared),
     };
   }
+  // `metadata: "redis"` requires `redisUrl` (checked when the config is resolved).
+  const images: ImageRepository = fsImages ?? createRedisImageRepository({ client: redis as Redis });
   const codec = await createCodec(config);
   const testWatermark =
     config.testWatermarkFile === undefined ? undefined : await loadMark(codec, config.testWatermarkFile);
@@ -131,16 +145,16 @@ export async function createPixportRuntime(
       accounts: policyState.accounts,
       ...(policyState.rateLimiter === undefined ? {} : { rateLimiter: policyState.rateLimiter }),
       ...(policyState.quota === undefined ? {} : { quota: policyState.quota }),
-      publisher: createBlobStorePublisher({
-        source: blobStore,
-        target: publicStore,
-        publicBaseUrl: config.publicStorageBaseUrl,
-      }),
+      publisher: storage.publisher(blobStore, config.publicStorageBaseUrl),
       logger,
       // URL import: own-storage URLs are read from the public store; others go through the
       // SSRF-safe fetcher (public addresses only, pinned connections, manual redirects).
       fetcher: options.imageFetcher ?? createNodeImageFetcher(),
       publicBlobStore: publicStore,
+      // Model-backed operations: OpenAI-compatible providers from the `models` registry.
+      ...(config.models === undefined
+        ? {}
+        : { models: createOpenAiModels({ registry: config.models, logger }) }),
     },
     {
       limits: config.limits,
@@ -157,6 +171,69 @@ export async function createPixportRuntime(
     publicStore,
     async close() {
       if (redis !== undefined) await redis.quit().catch(() => redis?.disconnect());
+      storage.close();
+    },
+  };
+}
+
+/** Where bytes live: private blobs, public copies and how to publish from one to the other. */
+interface Storage {
+  privateBlobs: BlobStore;
+  /** Served by the server under `/images/` and read by URL import of own-storage URLs. */
+  publicStore: BlobStore;
+  publisher(source: BlobStore, publicBaseUrl: string): ImagePublisher;
+  sweepTemporaryFiles(): Promise<void>;
+  close(): void;
+}
+
+function createFsStorage(paths: ReturnType<typeof dataPaths>): Storage {
+  const privateBlobs = createFsBlobStore({ root: paths.blobs });
+  const publicStore = createFsBlobStore({ root: paths.publicBlobs });
+  return {
+    privateBlobs,
+    publicStore,
+    publisher: (source, publicBaseUrl) =>
+      createBlobStorePublisher({ source, target: publicStore, publicBaseUrl }),
+    async sweepTemporaryFiles() {
+      await Promise.all([privateBlobs.sweepTemporaryFiles(), publicStore.sweepTemporaryFiles()]);
+    },
+    close() {},
+  };
+}
+
+/**
+ * `storage: "s3"`: private blobs at `{prefix}{key}` in `bucket`, public copies at
+ * `{publicPrefix}images/{id}.{ext}` in `publicBucket` (default: the same bucket). Publishing is a
+ * server-side CopyObject. The SDK is imported only when S3 is chosen.
+ */
+async function createS3Storage(config: ServerConfig): Promise<Storage> {
+  const s3 = config.s3;
+  if (s3 === undefined) throw new TypeError('storage "s3" needs the s3 options');
+  const [{ S3Client }, { createS3BlobStore, createS3Publisher }] = await Promise.all([
+    import("@aws-sdk/client-s3"),
+    import("@pixport/storage-s3"),
+  ]);
+  const client = new S3Client({
+    region: s3.region ?? "us-east-1",
+    ...(s3.endpoint === undefined ? {} : { endpoint: s3.endpoint }),
+    forcePathStyle: s3.forcePathStyle,
+    ...(s3.accessKeyId === undefined || s3.secretAccessKey === undefined
+      ? {}
+      : { credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } }),
+    requestChecksumCalculation: s3.checksums,
+    responseChecksumValidation: s3.checksums,
+  });
+  const source = { bucket: s3.bucket, prefix: s3.prefix };
+  const target = { bucket: s3.publicBucket ?? s3.bucket, prefix: s3.publicPrefix };
+  return {
+    privateBlobs: createS3BlobStore({ client, ...source }),
+    publicStore: createS3BlobStore({ client, ...target }),
+    publisher: (_source, publicBaseUrl) => createS3Publisher({ client, source, target, publicBaseUrl }),
+    async sweepTemporaryFiles() {
+      // S3 PUTs are atomic: there are no temp objects to sweep.
+    },
+    close() {
+      client.destroy();
     },
   };
 }

@@ -86,4 +86,15 @@ export {
   type TestCertificates,
   type TestHttpsServer,
 } from "./network.js";
+export {
+  chatCompletion,
+  defaultOpenAiReply,
+  imagesResponse,
+  type OpenAiCompatibleServer,
+  type OpenAiHandler,
+  type OpenAiReply,
+  type RecordedOpenAiRequest,
+  startOpenAiCompatibleServer,
+} from "./openai-server.js";
 export { startRedisServer, type TestRedisServer } from "./redis-server.js";
+export { startS3Server, type TestS3Server } from "./s3-server.js";

@@ -1,10 +1,13 @@
 import {
   blurSchema,
+  classifySchema,
   convertSchema,
   cropSchema,
+  extractFormattedTextSchema,
   type Image,
   type ImagePipeline,
   imagePathSchema,
+  imagineSchema,
   listImagesSchema,
   MIME_TYPES,
   mirrorSchema,
@@ -12,10 +15,18 @@ import {
   resizeSchema,
   rotateSchema,
   type TransformInput,
+  visualizeSchema,
   watermarkSchema,
 } from "@pixport/core";
 import { createImageFromUrlSchema } from "../create-from-url.js";
-import { imageListSchema, imageSchema, uploadImageFormSchema } from "../response-schemas.js";
+import {
+  classificationSchema,
+  extractedTextSchema,
+  imageListSchema,
+  imageSchema,
+  uploadImageFormSchema,
+  visualizeResponseSchema,
+} from "../response-schemas.js";
 import type { Route, RouteContext, RouteResult } from "./route.js";
 
 const image =
@@ -72,6 +83,37 @@ function link(baseUrl: string, cursor: { take: number; from: string } | null): s
   return `${baseUrl}/v1/images?${query.toString()}`;
 }
 
+const json =
+  (status: number) =>
+  (value: unknown): RouteResult => ({ kind: "json", status, body: value });
+
+/** A model-backed route on an existing image (201 with a JSON answer). */
+function modelRoute(
+  operationId: "visualizeImage" | "classifyImage" | "extractFormattedText",
+  path: string,
+  summary: string,
+  bodySchema: Route["bodySchema"],
+  responseSchema: Route["responseSchema"],
+): Route {
+  return {
+    operationId,
+    method: "POST",
+    path: `/v1/images/{image_id}/${path}`,
+    summary,
+    auth: true,
+    body: "json",
+    bodySchema,
+    paramsSchema: imagePathSchema,
+    responseSchema,
+    successStatus: 201,
+    invoke: (context) =>
+      context.pipeline[operationId](context.caller, {
+        imageId: context.params.image_id,
+        body: context.body,
+      }).then(json(201)),
+  };
+}
+
 /** Every route of the IMG Processing API that pixport serves, in documentation order. */
 export const imageRoutes: readonly Route[] = [
   {
@@ -112,6 +154,20 @@ export const imageRoutes: readonly Route[] = [
     accepts: (type) => !isMultipart(type),
     invoke: (context) =>
       context.pipeline.createImageFromUrl(context.caller, { body: context.body }).then(image(201)),
+  },
+  {
+    // Before every `/v1/images/{image_id}` route, so `imagine` is never read as an image id.
+    operationId: "imagineImage",
+    method: "POST",
+    path: "/v1/images/imagine",
+    summary: "Create a 1024 x 1024 JPEG image from a prompt (models sdxl, flux; default sdxl).",
+    auth: true,
+    body: "json",
+    bodySchema: imagineSchema,
+    responseSchema: imageSchema,
+    successStatus: 201,
+    invoke: (context) =>
+      context.pipeline.imagineImage(context.caller, { body: context.body }).then(image(201)),
   },
   {
     operationId: "listImages",
@@ -232,4 +288,25 @@ export const imageRoutes: readonly Route[] = [
   ),
   transform("blurImage", "blur", "Gaussian blur.", blurSchema),
   transform("watermarkImage", "watermark", "Draw other images over an image.", watermarkSchema),
+  modelRoute(
+    "visualizeImage",
+    "visualize",
+    "Answer a prompt about an image (models uform-gen, llava, gemini; default uform-gen).",
+    visualizeSchema,
+    visualizeResponseSchema,
+  ),
+  modelRoute(
+    "classifyImage",
+    "classify",
+    "Classify an image (JSON `{}` or no body). Test keys get a masked result.",
+    classifySchema,
+    classificationSchema,
+  ),
+  modelRoute(
+    "extractFormattedText",
+    "extract-formatted-text",
+    "Extract the text of an image as markdown or plain text (live keys only).",
+    extractFormattedTextSchema,
+    extractedTextSchema,
+  ),
 ];
