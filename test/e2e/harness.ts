@@ -1,6 +1,9 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import type { KeyKind } from "@pixport/core";
 import { createApiKey, type PixportServer, resolveServerConfig, startPixportServer } from "@pixport/server";
 import sharp from "sharp";
@@ -235,4 +238,60 @@ export function mean(raw: Raw, x0 = 0, y0 = 0, x1 = raw.width, y1 = raw.height):
 
 export function isClose(actual: number[], expected: number[], tolerance = 12): boolean {
   return expected.every((value, index) => Math.abs((actual[index] ?? -999) - value) <= tolerance);
+}
+
+/** The built CLI (`pnpm build` runs before the tests in `pnpm test`). */
+export const CLI = fileURLToPath(new URL("../../packages/server/dist/cli.js", import.meta.url));
+
+/** A prebuilt server running as its own process. */
+export interface PrebuiltNode {
+  child: ChildProcess;
+  url: string;
+  /** Everything it printed so far. */
+  output(): string;
+}
+
+/**
+ * Starts the built `pixport serve` on a random loopback port over `dataDir`, with `environment`
+ * added to this process's environment, and resolves once it prints its banner.
+ */
+export async function spawnPrebuiltServer(
+  dataDir: string,
+  environment: Record<string, string> = {},
+): Promise<PrebuiltNode> {
+  if (!existsSync(CLI))
+    throw new Error(`${CLI} is missing: run \`pnpm build\` first (the test script does).`);
+  const child = spawn(
+    process.execPath,
+    [CLI, "serve", "--port", "0", "--host", "127.0.0.1", "--data-dir", dataDir],
+    {
+      env: { ...process.env, PIXPORT_LOG: "false", ...environment },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  let output = "";
+  child.stderr?.on("data", (chunk) => {
+    output += chunk;
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no banner: ${output}`)), 20_000);
+    child.stdout?.on("data", (chunk) => {
+      output += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1] as string);
+      }
+    });
+    child.once("exit", (code) => reject(new Error(`exited ${code}: ${output}`)));
+  });
+  return { child, url, output: () => output };
+}
+
+/** Stops a prebuilt server process with SIGTERM and waits for it to exit. */
+export async function stopPrebuiltServer(node: Pick<PrebuiltNode, "child">): Promise<void> {
+  if (node.child.exitCode !== null || node.child.signalCode !== null) return;
+  const exited = new Promise((resolve) => node.child.once("exit", resolve));
+  node.child.kill("SIGTERM");
+  await exited;
 }

@@ -1,7 +1,5 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { createSharpCodec } from "@pixport/codec-sharp";
 import { BLACK, quotaPeriod, testWatermarkLayer } from "@pixport/core";
@@ -12,61 +10,26 @@ import { Redis } from "ioredis";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  CLI,
   call,
   decode,
   newKey,
+  type PrebuiltNode,
   type Raw,
   removeDir,
   solid,
-  startServer,
+  spawnPrebuiltServer,
+  stopPrebuiltServer,
   tempDataDir,
   upload,
   uploadForm,
 } from "./harness.js";
 
-const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../packages/server/dist/cli.js");
 const run = promisify(execFile);
 
-interface Node {
-  child: ChildProcess;
-  url: string;
-}
-
-/** Starts the built `pixport serve` with the given environment and waits for its banner. */
-async function serve(dataDir: string, environment: Record<string, string>): Promise<Node> {
-  const child = spawn(
-    process.execPath,
-    [CLI, "serve", "--port", "0", "--host", "127.0.0.1", "--data-dir", dataDir],
-    {
-      env: { ...process.env, PIXPORT_LOG: "false", ...environment },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  let output = "";
-  child.stderr?.on("data", (chunk) => {
-    output += chunk;
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no banner: ${output}`)), 20_000);
-    child.stdout?.on("data", (chunk) => {
-      output += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1] as string);
-      }
-    });
-    child.once("exit", (code) => reject(new Error(`exited ${code}: ${output}`)));
-  });
-  return { child, url };
-}
-
-async function stop(node: Node): Promise<void> {
-  if (node.child.exitCode !== null) return;
-  const exited = new Promise((resolve) => node.child.once("exit", resolve));
-  node.child.kill("SIGTERM");
-  await exited;
-}
+type Node = PrebuiltNode;
+const serve = spawnPrebuiltServer;
+const stop = stopPrebuiltServer;
 
 describe("policies across two prebuilt-server processes sharing one Redis", () => {
   let redis: TestRedisServer;

@@ -1,24 +1,31 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { request } from "node:http";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { HeadObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import type { ImageRecord } from "@pixport/core";
 import { startRedisServer, startS3Server, type TestRedisServer, type TestS3Server } from "@pixport/testing";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, decode, halves, photo, removeDir, tempDataDir, upload, uploadForm } from "./harness.js";
+import {
+  CLI,
+  call,
+  decode,
+  halves,
+  type PrebuiltNode,
+  photo,
+  removeDir,
+  spawnPrebuiltServer,
+  stopPrebuiltServer,
+  tempDataDir,
+  upload,
+  uploadForm,
+} from "./harness.js";
 
-const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../packages/server/dist/cli.js");
 const run = promisify(execFile);
 const CDN = "https://cdn.pixport.test";
 
-interface Node {
-  child: ChildProcess;
-  url: string;
-}
+type Node = PrebuiltNode;
 
 /**
  * Starts the built `pixport serve` on its own (empty, unshared) data directory: with `storage: s3`
@@ -26,36 +33,10 @@ interface Node {
  */
 async function serve(environment: Record<string, string>): Promise<Node & { dataDir: string }> {
   const dataDir = await tempDataDir();
-  const child = spawn(
-    process.execPath,
-    [CLI, "serve", "--port", "0", "--host", "127.0.0.1", "--data-dir", dataDir],
-    { env: { ...process.env, PIXPORT_LOG: "false", ...environment }, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let output = "";
-  child.stderr?.on("data", (chunk) => {
-    output += chunk;
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no banner: ${output}`)), 20_000);
-    child.stdout?.on("data", (chunk) => {
-      output += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1] as string);
-      }
-    });
-    child.once("exit", (code) => reject(new Error(`exited ${code}: ${output}`)));
-  });
-  return { child, url, dataDir };
+  return { ...(await spawnPrebuiltServer(dataDir, environment)), dataDir };
 }
 
-async function stop(node: Node): Promise<void> {
-  if (node.child.exitCode !== null || node.child.signalCode !== null) return;
-  const exited = new Promise((resolve) => node.child.once("exit", resolve));
-  node.child.kill("SIGTERM");
-  await exited;
-}
+const stop = stopPrebuiltServer;
 
 describe("two stateless prebuilt-server processes over one S3 (s3rver) and one Redis", () => {
   let s3: TestS3Server;
