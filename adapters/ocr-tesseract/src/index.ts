@@ -1,0 +1,16 @@
+export {
+  createTesseractTextExtractor,
+  TESSERACT_MODEL,
+  type TesseractTextExtractor,
+  type TesseractTextExtractorOptions,
+} from "./create-tesseract-text-extractor.js";
+export {
+  type LayoutOptions,
+  layoutToMarkdown,
+  layoutToPlain,
+  type OcrBlock,
+  type OcrBox,
+  type OcrLine,
+  type OcrParagraph,
+  type OcrWord,
+} from "./layout.js";

@@ -1,0 +1,63 @@
+import sharp from "sharp";
+import { afterAll, describe, expect, it } from "vitest";
+import { createTesseractTextExtractor } from "../src/index.js";
+
+/**
+ * Renders a document with librsvg (SVG text, DejaVu Sans). The sharp codec blocks untrusted
+ * loaders process-wide when created; this file never creates it, and unblocks the SVG loader only
+ * in case another file in the same worker process did.
+ */
+async function renderDocument(): Promise<{ data: Uint8Array; width: number; height: number }> {
+  const width = 900;
+  const height = 620;
+  const text = (x: number, y: number, size: number, value: string, weight = "normal") =>
+    `<text x="${x}" y="${y}" font-size="${size}" font-weight="${weight}">${value}</text>`;
+  const rows = [
+    ["Fruit", "Price", "Stock"],
+    ["Apple", "120", "40"],
+    ["Pear", "90", "12"],
+  ];
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">
+  <rect width="100%" height="100%" fill="white"/>
+  <g font-family="DejaVu Sans" fill="black">
+    ${text(40, 70, 44, "Quarterly Report", "bold")}
+    ${text(40, 130, 20, "The warehouse shipped more parcels this quarter.")}
+    ${text(40, 160, 20, "Returns fell sharply after the new packaging.")}
+    ${text(60, 220, 20, "• Apples arrive on Monday")}
+    ${text(60, 250, 20, "• Pears arrive on Tuesday")}
+    ${text(60, 310, 20, "1. Open the crate")}
+    ${text(60, 340, 20, "2. Count the fruit")}
+    ${rows.map((row, index) => row.map((cell, column) => text(60 + column * 220, 420 + index * 40, 20, cell)).join("")).join("")}
+  </g></svg>`;
+  sharp.unblock({ operation: ["VipsForeignLoadSvgBuffer"] });
+  const data = await sharp(Buffer.from(svg)).jpeg({ quality: 90 }).toBuffer();
+  return { data, width, height };
+}
+
+describe("createTesseractTextExtractor (offline, real tesseract)", () => {
+  const extractor = createTesseractTextExtractor({ workers: 1 });
+  afterAll(() => extractor.close());
+
+  it("extracts markdown with a heading, lists and a table, and plain text with line breaks", async () => {
+    const rendered = await renderDocument();
+    const image = { ...rendered, mimeType: "image/jpeg" as const };
+    const markdown = await extractor.extract({ model: "tesseract", image, format: "markdown" });
+    const lines = markdown.split("\n");
+    expect(lines[0]).toBe("# Quarterly Report");
+    expect(markdown).toContain("The warehouse shipped more parcels this quarter.");
+    expect(lines).toContain("- Apples arrive on Monday");
+    expect(lines).toContain("- Pears arrive on Tuesday");
+    expect(lines).toContain("1. Open the crate");
+    expect(lines).toContain("2. Count the fruit");
+    expect(lines).toContain("| Fruit | Price | Stock |");
+    expect(lines).toContain("| Apple | 120 | 40 |");
+    expect(lines).toContain("| Pear | 90 | 12 |");
+
+    const plain = await extractor.extract({ model: "tesseract", image, format: "plain" });
+    const plainLines = plain.split("\n");
+    expect(plainLines).toContain("Quarterly Report");
+    expect(plainLines).toContain("The warehouse shipped more parcels this quarter.");
+    expect(plainLines).toContain("Returns fell sharply after the new packaging.");
+    expect(plain).not.toContain("#");
+  });
+});

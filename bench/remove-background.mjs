@@ -1,0 +1,54 @@
+// Times the embedded background remover (@pixport/background-sharp) on generated product shots
+// (a disc on a light gradient) of 1, 4 and 12 megapixels, next to the reference of the same run:
+// sharp decoding the JPEG and encoding a PNG of the same size (the floor of any remover that
+// answers a PNG). Prints ms per image and per megapixel. The contract wants an answer within 10 s.
+// Usage: node bench/remove-background.mjs [--sizes 1000x1000,2400x1600,4000x3000] [--runs 3]
+// Run `pnpm build` first (the remover is imported from its dist).
+import { parseArgs } from "node:util";
+import { createSharpBackgroundRemover } from "@pixport/background-sharp";
+import sharp from "sharp";
+
+const { values } = parseArgs({
+  options: {
+    sizes: { type: "string", default: "1000x1000,2400x1600,4000x3000" },
+    runs: { type: "string", default: "3" },
+  },
+});
+const sizes = values.sizes.split(",").map((size) => size.split("x").map(Number));
+const runs = Number(values.runs);
+
+async function productShot(width, height) {
+  const raw = Buffer.alloc(width * height * 3);
+  for (let y = 0; y < height; y++) {
+    const shade = 215 + Math.round((y / height) * 35);
+    for (let x = 0; x < width; x++) {
+      const inside = (x - width / 2) ** 2 + (y - height / 2) ** 2 < (height * 0.3) ** 2;
+      raw.set(inside ? [200, 30, 40] : [shade, shade, 250], (y * width + x) * 3);
+    }
+  }
+  return sharp(raw, { raw: { width, height, channels: 3 } })
+    .jpeg({ quality: 90 })
+    .toBuffer();
+}
+
+async function median(fn) {
+  const times = [];
+  for (let run = 0; run < runs; run++) {
+    const start = performance.now();
+    await fn();
+    times.push(performance.now() - start);
+  }
+  return times.sort((a, b) => a - b)[Math.floor(times.length / 2)];
+}
+
+const remover = createSharpBackgroundRemover();
+console.log("size         MP    remover ms  ms/MP   reference (decode+PNG) ms  x reference");
+for (const [width, height] of sizes) {
+  const image = new Uint8Array(await productShot(width, height));
+  const megapixels = (width * height) / 1e6;
+  const removerMs = await median(() => remover.remove({ image, width, height }));
+  const referenceMs = await median(() => sharp(image).ensureAlpha().png({ compressionLevel: 6 }).toBuffer());
+  console.log(
+    `${`${width}x${height}`.padEnd(12)} ${megapixels.toFixed(1).padStart(4)}  ${removerMs.toFixed(0).padStart(10)}  ${(removerMs / megapixels).toFixed(0).padStart(5)}   ${referenceMs.toFixed(0).padStart(25)}  ${(removerMs / referenceMs).toFixed(1).padStart(11)}`,
+  );
+}

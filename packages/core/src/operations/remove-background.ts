@@ -1,0 +1,85 @@
+import { ErrorCodes, ImagePipelineError, isImagePipelineError } from "../errors.js";
+import type { Image } from "../image.js";
+import type { BackgroundRemover } from "../ports/background-remover.js";
+import { imagePathSchema, parseAll, removeBackgroundSchema } from "../schemas.js";
+import { TRANSPARENT } from "../transforms/color.js";
+import {
+  assertCodecSupports,
+  type Caller,
+  internalCodecError,
+  loadImageBytes,
+  loadOwnedImage,
+  type PipelineContext,
+  producedImageSteps,
+  storeNewImage,
+} from "./context.js";
+
+/** Input of {@link removeImageBackground}. */
+export interface RemoveBackgroundInput {
+  imageId: unknown;
+  /** `{}`, `{name}` or `undefined` (no body at all). */
+  body: unknown;
+  /** Aborts the removal when the remover supports it. */
+  signal?: AbortSignal;
+}
+
+/**
+ * `POST /v1/images/{image_id}/remove-background`: a new PNG image of the same size whose background
+ * is transparent. The remover's output is checked (a PNG of the source's size) and re-encoded by the
+ * codec, which also stamps the test mark for test keys. Without a remover: `MODEL_NOT_CONFIGURED`.
+ */
+export async function removeImageBackground(
+  context: PipelineContext,
+  remover: BackgroundRemover | undefined,
+  caller: Caller,
+  input: RemoveBackgroundInput,
+): Promise<Image> {
+  const [{ image_id }, body] = parseAll([
+    [imagePathSchema, { image_id: input.imageId }],
+    [removeBackgroundSchema, input.body === undefined ? {} : input.body],
+  ] as const);
+  const source = await loadOwnedImage(context, caller, image_id);
+  if (remover === undefined) {
+    throw new ImagePipelineError(
+      ErrorCodes.MODEL_NOT_CONFIGURED,
+      "remove-background is not available on this server: no background remover is configured.",
+    );
+  }
+  const size = { width: source.width, height: source.height };
+  const steps = producedImageSteps(context, caller, size);
+  assertCodecSupports(context, steps, "png");
+  const data = await loadImageBytes(context, source);
+  let cutout: Uint8Array;
+  try {
+    cutout = await remover.remove({ image: data, ...size }, { signal: input.signal });
+  } catch (error) {
+    if (isImagePipelineError(error)) throw error;
+    throw new ImagePipelineError(ErrorCodes.INTERNAL, `The background remover ${remover.name} failed.`, {
+      cause: error,
+    });
+  }
+  const header = await context.codec.probe(cutout).catch(() => null);
+  if (
+    header === null ||
+    header.format !== "png" ||
+    header.width !== size.width ||
+    header.height !== size.height
+  ) {
+    throw new ImagePipelineError(
+      ErrorCodes.INTERNAL,
+      `The background remover ${remover.name} did not return a ${size.width} x ${size.height} PNG.`,
+    );
+  }
+  let encoded: Awaited<ReturnType<typeof context.codec.transform>>;
+  try {
+    encoded = await context.codec.transform({
+      input: cutout,
+      steps,
+      output: { format: "png", quality: context.encodeQuality, flattenBackground: TRANSPARENT },
+      limits: { maxInputPixels: context.limits.maxInputPixels },
+    });
+  } catch (error) {
+    throw internalCodecError(error, "png");
+  }
+  return storeNewImage(context, caller, encoded, body.name ?? source.name);
+}
