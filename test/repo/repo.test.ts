@@ -59,12 +59,19 @@ describe("dependency boundaries", () => {
     }
   });
 
-  it("only codec-sharp (and the private testing fixtures) load sharp; only packages/container imports tsyringe", () => {
+  it("only sharp-based adapters (and the private testing fixtures) load sharp; only packages/container imports tsyringe", () => {
+    // background-sharp decodes and segments pixels itself (the embedded BackgroundRemover);
+    // ocr-tesseract pre-processes images for OCR (grayscale, upscale). Both take sharp as a peer.
+    const sharpUsers = [
+      "adapters/codec-sharp",
+      "adapters/background-sharp",
+      "adapters/ocr-tesseract",
+      "packages/testing",
+    ];
     for (const dir of packageDirs) {
       for (const file of sourceFiles(`${dir}/src`)) {
         for (const specifier of imports(file)) {
-          if (specifier === "sharp")
-            expect(["adapters/codec-sharp", "packages/testing"], file).toContain(dir);
+          if (specifier === "sharp") expect(sharpUsers, file).toContain(dir);
           if (specifier === "tsyringe") expect(dir, file).toBe("packages/container");
         }
       }

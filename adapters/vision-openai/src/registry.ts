@@ -52,7 +52,10 @@ export const modelRegistrySchema = z
         visualize: z.string().min(1).optional(),
         /** The chat model that classifies; without it classify answers 501 for live keys. */
         classify: z.string().min(1).optional(),
-        /** The chat model that extracts text; without it extract-formatted-text answers 501. */
+        /**
+         * The chat model that extracts text; without it extract-formatted-text answers 501 (the
+         * prebuilt server then uses its embedded tesseract extractor instead).
+         */
         extract: z.string().min(1).optional(),
       })
       .strict()

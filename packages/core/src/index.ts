@@ -63,6 +63,7 @@ export {
   type ModelImageInput,
   type ModelPorts,
 } from "./operations/model-operations.js";
+export { type RemoveBackgroundInput, removeImageBackground } from "./operations/remove-background.js";
 export type { TransformInput } from "./operations/transform-image.js";
 export type { UploadImageInput } from "./operations/upload-image.js";
 export {
@@ -100,6 +101,11 @@ export {
   urlImportOptionsSchema,
 } from "./policies/url-import-policy.js";
 export type { AccountRecord, AccountStore } from "./ports/account-store.js";
+export type {
+  BackgroundRemovalOptions,
+  BackgroundRemovalRequest,
+  BackgroundRemover,
+} from "./ports/background-remover.js";
 export {
   assertBlobKey,
   BLOB_KEY_PATTERN,
@@ -155,6 +161,7 @@ export {
   modulateSchema,
   POSITIONS,
   parseAll,
+  removeBackgroundSchema,
   resizeSchema,
   rotateSchema,
   uploadImageSchema,

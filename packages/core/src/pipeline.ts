@@ -30,6 +30,7 @@ import {
   type ModelPorts,
   visualizeImage,
 } from "./operations/model-operations.js";
+import { type RemoveBackgroundInput, removeImageBackground } from "./operations/remove-background.js";
 import { sweepExpiredTestImages } from "./operations/sweep-expired-images.js";
 import {
   blurImage,
@@ -48,6 +49,7 @@ import { admitRequest, policyOptionsSchema, withQuota } from "./policies/limits-
 import { DEFAULT_TEST_WATERMARK } from "./policies/test-watermark.js";
 import { createUrlImportPolicy, urlImportOptionsSchema } from "./policies/url-import-policy.js";
 import type { AccountStore } from "./ports/account-store.js";
+import type { BackgroundRemover } from "./ports/background-remover.js";
 import type { BlobStore } from "./ports/blob-store.js";
 import type { Classification } from "./ports/classifier.js";
 import { type Clock, systemClock } from "./ports/clock.js";
@@ -93,6 +95,11 @@ export interface ImagePipelineDeps {
    * operation whose port is missing answers `MODEL_NOT_CONFIGURED` (501).
    */
   models?: ModelPorts;
+  /**
+   * The remover of `remove-background` (e.g. `@pixport/background-sharp`, embedded and offline).
+   * Without one that operation answers `MODEL_NOT_CONFIGURED` (501).
+   */
+  backgroundRemover?: BackgroundRemover;
 }
 
 /** Options of {@link createImagePipeline}, validated once at construction. */
@@ -153,6 +160,8 @@ export interface ImagePipeline {
   modulateImage(caller: Caller, input: TransformInput): Promise<Image>;
   blurImage(caller: Caller, input: TransformInput): Promise<Image>;
   watermarkImage(caller: Caller, input: TransformInput): Promise<Image>;
+  /** `POST /v1/images/{image_id}/remove-background` (billed 2, contract P8). */
+  removeImageBackground(caller: Caller, input: RemoveBackgroundInput): Promise<Image>;
   imagineImage(caller: Caller, input: ImagineImageInput): Promise<Image>;
   visualizeImage(caller: Caller, input: ModelImageInput): Promise<{ response: string }>;
   classifyImage(caller: Caller, input: ModelImageInput): Promise<Classification>;
@@ -253,6 +262,9 @@ export function createImagePipeline(
     modulateImage: billed("modulateImage", (caller, input) => modulateImage(context, caller, input)),
     blurImage: billed("blurImage", (caller, input) => blurImage(context, caller, input)),
     watermarkImage: billed("watermarkImage", (caller, input) => watermarkImage(context, caller, input)),
+    removeImageBackground: billed("removeImageBackground", (caller, input) =>
+      removeImageBackground(context, deps.backgroundRemover, caller, input),
+    ),
     imagineImage: billed("imagineImage", (caller, input) => imagineImage(context, models, caller, input)),
     visualizeImage: billed("visualizeImage", (caller, input) =>
       visualizeImage(context, models, caller, input),

@@ -197,6 +197,9 @@ export const visualizeSchema = z.object({
 /** Body of `POST /v1/images/{image_id}/classify`: `{}` or no body at all. */
 export const classifySchema = z.object({});
 
+/** Body of `POST /v1/images/{image_id}/remove-background`: `{}`, `{name}` or no body at all. */
+export const removeBackgroundSchema = z.object({ ...optionalName });
+
 /** Body of `POST /v1/images/{image_id}/extract-formatted-text` (`format` required, our reading). */
 export const extractFormattedTextSchema = z.object({ format: oneOf(["markdown", "plain"]) });
 

@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import {
   type AccountStore,
+  type BackgroundRemover,
   type BlobStore,
   type Clock,
   createBlobStorePublisher,
@@ -14,10 +15,12 @@ import {
   type ImageRepository,
   type KeyStore,
   type Logger,
+  type ModelPorts,
   type QuotaStore,
   type RateLimiter,
 } from "@pixport/core";
 import { createNodeImageFetcher } from "@pixport/fetch-node";
+import { createTesseractTextExtractor } from "@pixport/ocr-tesseract";
 import {
   createRedisAccountStore,
   createRedisImageRepository,
@@ -135,6 +138,16 @@ export async function createPixportRuntime(
   const codec = await createCodec(config);
   const testWatermark =
     config.testWatermarkFile === undefined ? undefined : await loadMark(codec, config.testWatermarkFile);
+  const remote =
+    config.models === undefined ? undefined : createOpenAiModels({ registry: config.models, logger });
+  // Workers start on the first extraction only; `close()` terminates them.
+  const embeddedExtractor =
+    config.models?.defaults.extract === undefined ? createTesseractTextExtractor() : undefined;
+  const models: ModelPorts = {
+    ...remote,
+    textExtractor: embeddedExtractor ?? remote?.textExtractor,
+  };
+  const backgroundRemover = await createBackgroundRemover(config, logger);
   const pipeline = createImagePipeline(
     {
       codec,
@@ -151,10 +164,10 @@ export async function createPixportRuntime(
       // SSRF-safe fetcher (public addresses only, pinned connections, manual redirects).
       fetcher: options.imageFetcher ?? createNodeImageFetcher(),
       publicBlobStore: publicStore,
-      // Model-backed operations: OpenAI-compatible providers from the `models` registry.
-      ...(config.models === undefined
-        ? {}
-        : { models: createOpenAiModels({ registry: config.models, logger }) }),
+      // Model-backed operations: OpenAI-compatible providers from the `models` registry;
+      // extract-formatted-text falls back to the embedded offline tesseract extractor.
+      models,
+      ...(backgroundRemover === undefined ? {} : { backgroundRemover }),
     },
     {
       limits: config.limits,
@@ -170,6 +183,7 @@ export async function createPixportRuntime(
     accounts: pipeline.context.policy.accounts,
     publicStore,
     async close() {
+      await embeddedExtractor?.close();
       if (redis !== undefined) await redis.quit().catch(() => redis?.disconnect());
       storage.close();
     },
@@ -250,6 +264,24 @@ async function createCodec(config: ServerConfig): Promise<ImageCodec> {
   }
   const { createSharpCodec } = await import("@pixport/codec-sharp");
   return createSharpCodec({ maxInputPixels });
+}
+
+/**
+ * The embedded background remover (classical segmentation on sharp, `@pixport/background-sharp`).
+ * With `codec: "jimp"` on a host where sharp cannot load, remove-background answers 501.
+ */
+async function createBackgroundRemover(
+  config: ServerConfig,
+  logger: Logger,
+): Promise<BackgroundRemover | undefined> {
+  try {
+    const { createSharpBackgroundRemover } = await import("@pixport/background-sharp");
+    return createSharpBackgroundRemover({ maxInputPixels: config.limits.maxInputPixels });
+  } catch (error) {
+    if (config.codec !== "jimp") throw error;
+    logger.warn?.("sharp could not load: remove-background is not available", { error: String(error) });
+    return undefined;
+  }
 }
 
 /** Reads a custom test mark and its size (header only). */

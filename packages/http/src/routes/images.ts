@@ -12,6 +12,7 @@ import {
   MIME_TYPES,
   mirrorSchema,
   modulateSchema,
+  removeBackgroundSchema,
   resizeSchema,
   rotateSchema,
   type TransformInput,
@@ -287,6 +288,12 @@ export const imageRoutes: readonly Route[] = [
     modulateSchema,
   ),
   transform("blurImage", "blur", "Gaussian blur.", blurSchema),
+  transform(
+    "removeImageBackground",
+    "remove-background",
+    "Remove the background (JSON `{}`, `{name}` or no body); always a PNG with transparency. Billed as 2.",
+    removeBackgroundSchema,
+  ),
   transform("watermarkImage", "watermark", "Draw other images over an image.", watermarkSchema),
   modelRoute(
     "visualizeImage",
