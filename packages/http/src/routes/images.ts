@@ -44,57 +44,26 @@ function upload(context: RouteContext): Promise<RouteResult> {
     .then(image(201));
 }
 
-type TransformOperation = {
+/** Pipeline operations on one existing image that take `{ imageId, body }` (transforms and model calls). */
+type ImageOperation = {
   [K in keyof ImagePipeline]: ImagePipeline[K] extends (
     caller: never,
     input: TransformInput,
-  ) => Promise<Image>
+  ) => Promise<unknown>
     ? K
     : never;
 }[keyof ImagePipeline];
 
-function transform(
-  operationId: TransformOperation,
+/**
+ * `POST /v1/images/{image_id}/<path>` with a JSON body, answering 201: every transform (the answer is
+ * the new Image) and the model calls on an image (their own answer schema).
+ */
+function imageRoute(
+  operationId: ImageOperation,
   path: string,
   summary: string,
   bodySchema: Route["bodySchema"],
-): Route {
-  return {
-    operationId,
-    method: "POST",
-    path: `/v1/images/{image_id}/${path}`,
-    summary,
-    auth: true,
-    body: "json",
-    bodySchema,
-    paramsSchema: imagePathSchema,
-    responseSchema: imageSchema,
-    successStatus: 201,
-    invoke: (context) =>
-      context.pipeline[operationId](context.caller, {
-        imageId: context.params.image_id,
-        body: context.body,
-      }).then(image(201)),
-  };
-}
-
-function link(baseUrl: string, cursor: { take: number; from: string } | null): string | null {
-  if (cursor === null) return null;
-  const query = new URLSearchParams({ take: String(cursor.take), from: cursor.from });
-  return `${baseUrl}/v1/images?${query.toString()}`;
-}
-
-const json =
-  (status: number) =>
-  (value: unknown): RouteResult => ({ kind: "json", status, body: value });
-
-/** A model-backed route on an existing image (201 with a JSON answer). */
-function modelRoute(
-  operationId: "visualizeImage" | "classifyImage" | "extractFormattedText",
-  path: string,
-  summary: string,
-  bodySchema: Route["bodySchema"],
-  responseSchema: Route["responseSchema"],
+  responseSchema: Route["responseSchema"] = imageSchema,
 ): Route {
   return {
     operationId,
@@ -107,12 +76,22 @@ function modelRoute(
     paramsSchema: imagePathSchema,
     responseSchema,
     successStatus: 201,
-    invoke: (context) =>
-      context.pipeline[operationId](context.caller, {
-        imageId: context.params.image_id,
-        body: context.body,
-      }).then(json(201)),
+    invoke: (context) => {
+      const operation = context.pipeline[operationId] as (
+        caller: RouteContext["caller"],
+        input: TransformInput,
+      ) => Promise<unknown>;
+      return operation
+        .call(context.pipeline, context.caller, { imageId: context.params.image_id, body: context.body })
+        .then((body): RouteResult => ({ kind: "json", status: 201, body }));
+    },
   };
+}
+
+function link(baseUrl: string, cursor: { take: number; from: string } | null): string | null {
+  if (cursor === null) return null;
+  const query = new URLSearchParams({ take: String(cursor.take), from: cursor.from });
+  return `${baseUrl}/v1/images?${query.toString()}`;
 }
 
 /** Every route of the IMG Processing API that pixport serves, in documentation order. */
@@ -276,40 +255,40 @@ export const imageRoutes: readonly Route[] = [
     invoke: (context) =>
       context.pipeline.unpublishImage(context.caller, { imageId: context.params.image_id }).then(image(201)),
   },
-  transform("mirrorImage", "mirror", "Mirror an image horizontally, vertically or both.", mirrorSchema),
-  transform("convertImage", "convert", "Convert an image to jpeg, png or webp.", convertSchema),
-  transform("resizeImage", "resize", "Resize an image (fill, contain, cover).", resizeSchema),
-  transform("cropImage", "crop", "Crop an image to a box.", cropSchema),
-  transform("rotateImage", "rotate", "Rotate an image clockwise.", rotateSchema),
-  transform(
+  imageRoute("mirrorImage", "mirror", "Mirror an image horizontally, vertically or both.", mirrorSchema),
+  imageRoute("convertImage", "convert", "Convert an image to jpeg, png or webp.", convertSchema),
+  imageRoute("resizeImage", "resize", "Resize an image (fill, contain, cover).", resizeSchema),
+  imageRoute("cropImage", "crop", "Crop an image to a box.", cropSchema),
+  imageRoute("rotateImage", "rotate", "Rotate an image clockwise.", rotateSchema),
+  imageRoute(
     "modulateImage",
     "modulate",
     "Adjust brightness, saturation, hue, lightness, exposure and contrast.",
     modulateSchema,
   ),
-  transform("blurImage", "blur", "Gaussian blur.", blurSchema),
-  transform(
+  imageRoute("blurImage", "blur", "Gaussian blur.", blurSchema),
+  imageRoute(
     "removeImageBackground",
     "remove-background",
     "Remove the background (JSON `{}`, `{name}` or no body); always a PNG with transparency. Billed as 2.",
     removeBackgroundSchema,
   ),
-  transform("watermarkImage", "watermark", "Draw other images over an image.", watermarkSchema),
-  modelRoute(
+  imageRoute("watermarkImage", "watermark", "Draw other images over an image.", watermarkSchema),
+  imageRoute(
     "visualizeImage",
     "visualize",
     "Answer a prompt about an image (models uform-gen, llava, gemini; default uform-gen).",
     visualizeSchema,
     visualizeResponseSchema,
   ),
-  modelRoute(
+  imageRoute(
     "classifyImage",
     "classify",
     "Classify an image (JSON `{}` or no body). Test keys get a masked result.",
     classifySchema,
     classificationSchema,
   ),
-  modelRoute(
+  imageRoute(
     "extractFormattedText",
     "extract-formatted-text",
     "Extract the text of an image as markdown or plain text (live keys only).",
