@@ -68,7 +68,17 @@ export function createSharpBackgroundRemover(options: SharpBackgroundRemoverOpti
       const signal = callOptions.signal;
       const source = () =>
         sharp(image, { limitInputPixels: settings.maxInputPixels, failOn: "error", autoOrient: true });
-      const meta = await source().metadata();
+      const meta = await source()
+        .metadata()
+        .catch((error: unknown) => {
+          throw new ImagePipelineError(
+            ErrorCodes.INVALID_IMAGE,
+            `The image cannot be decoded: ${(error as Error).message}`,
+            {
+              cause: error,
+            },
+          );
+        });
       const width = meta.autoOrient?.width ?? meta.width;
       const height = meta.autoOrient?.height ?? meta.height;
       if (width !== request.width || height !== request.height) {

@@ -147,7 +147,13 @@ export function createTesseractTextExtractor(
       throw new ImagePipelineError(ErrorCodes.MODEL_BAD_RESPONSE, "The tesseract extractor is closed.");
     signal?.throwIfAborted();
     const input = await preprocess(image);
+    signal?.throwIfAborted();
     const worker = await acquire();
+    // Aborted while pre-processing or queued for a worker: give the worker back unused.
+    if (signal?.aborted === true) {
+      release(worker);
+      signal.throwIfAborted();
+    }
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
     const deadline = new Promise<never>((_, reject) => {

@@ -105,13 +105,34 @@ function bodyHeight(lines: readonly FlatLine[]): number {
   return weighted[0]?.height ?? 1;
 }
 
-/** Plain text: the recognised lines in reading order, a blank line between paragraphs. */
+/**
+ * Characters tesseract reads a `•` bullet as (never a bullet glyph itself): in plain text a line
+ * starting with one of them, then a space and more words, gets its `•` back. `e` and `o` only count
+ * before a capital or a digit (as in the markdown rule). Real glyphs (`•`, `▪`, `-`, `–`, ...) are
+ * kept as read.
+ */
+const BULLET_MISREADS = new Set(["*", "«", "»", "©", "®", "°", "e", "o"]);
+
+/** `text` with a misread leading bullet replaced by `•` (see {@link BULLET_MISREADS}). */
+function restoreBullet(line: OcrLine, text: string): string {
+  const words = wordsOf(line);
+  const first = words[0]?.text.trim() ?? "";
+  if (words.length < 2 || !BULLET_MISREADS.has(first)) return text;
+  const rest = text.slice(first.length).trimStart();
+  if (/^[eo]$/.test(first) && !/^[A-Z0-9]/.test(rest)) return text;
+  return `• ${rest}`;
+}
+
+/**
+ * Plain text: the recognised lines in reading order, a blank line between paragraphs. A bullet
+ * that tesseract read as `*`, `«`, `©`, `e`, ... is written as `•` (plain text has no markup).
+ */
 export function layoutToPlain(blocks: readonly OcrBlock[]): string {
   const out: string[] = [];
   let previous = -1;
   for (const line of flatten(blocks)) {
     if (previous !== -1 && line.paragraph !== previous) out.push("");
-    out.push(line.text);
+    out.push(restoreBullet(line.line, line.text));
     previous = line.paragraph;
   }
   return out.join("\n");

@@ -95,4 +95,27 @@ describe("layoutToPlain", () => {
     ];
     expect(layoutToPlain(blocks)).toBe("First line\nsecond line\n\nNext");
   });
+
+  it("writes bullets misread as *, « or a capital-led e as • and keeps real characters", () => {
+    const blocks = [
+      block([
+        line("* Apples arrive Monday", 60, 0, 20),
+        line("« Pears arrive Tuesday", 60, 30, 20),
+        line("e Plums arrive Friday", 60, 60, 20),
+        line("e mail is read daily", 60, 90, 20),
+        line("- 5 degrees at night", 60, 120, 20),
+        line("▪ Figs", 60, 150, 20),
+        line("*", 60, 180, 20),
+      ]),
+    ];
+    expect(layoutToPlain(blocks).split("\n")).toEqual([
+      "• Apples arrive Monday",
+      "• Pears arrive Tuesday",
+      "• Plums arrive Friday",
+      "e mail is read daily",
+      "- 5 degrees at night",
+      "▪ Figs",
+      "*",
+    ]);
+  });
 });

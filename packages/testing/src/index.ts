@@ -1,4 +1,8 @@
 export {
+  type BackgroundRemoverConformanceOptions,
+  describeBackgroundRemoverConformance,
+} from "./conformance/background-remover.js";
+export {
   type BlobStoreConformanceCapabilities,
   type BlobStoreConformanceOptions,
   type BlobStoreTestContext,
@@ -43,6 +47,50 @@ export {
   type QuotaStoreConformanceOptions,
   type RateLimiterConformanceOptions,
 } from "./conformance/limits.js";
+export {
+  describeTextExtractorConformance,
+  type TextExtractorConformanceCapabilities,
+  type TextExtractorConformanceContext,
+  type TextExtractorConformanceOptions,
+  type TextExtractorTestContext,
+} from "./conformance/text-extractor.js";
+export {
+  alphaMaskIoU,
+  BACKGROUND_FIXTURE_HEIGHT,
+  BACKGROUND_FIXTURE_JPEG_QUALITY,
+  BACKGROUND_FIXTURE_WIDTH,
+  BACKGROUND_FIXTURES,
+  backgroundFixture,
+  decodeAlpha,
+  EASY_BACKGROUND_FIXTURES,
+  HARD_BACKGROUND_FIXTURES,
+  type MaskFixture,
+  orientedFixtureJpeg,
+} from "./fixtures/background.js";
+export {
+  BODY_FONT_SIZE,
+  characterErrorRate,
+  type DocumentBlock,
+  type DocumentSpec,
+  documentMarkdown,
+  documentPlain,
+  documentStructure,
+  documentSvg,
+  documentText,
+  editDistance,
+  HEADING_SIZES,
+  identifyDocument,
+  type MarkdownStructure,
+  MEMO_DOCUMENT,
+  NOTICE_DOCUMENT,
+  normalizeForCer,
+  parseMarkdownStructure,
+  photoLikeImage,
+  REPORT_DOCUMENT,
+  type RenderDocumentOptions,
+  type RenderedDocument,
+  renderDocument,
+} from "./fixtures/documents.js";
 export {
   Colors,
   colorDistance,
