@@ -1,3 +1,4 @@
+import { copyFile } from "node:fs/promises";
 import { defineConfig } from "tsup";
 
 export default defineConfig({
@@ -7,4 +8,8 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   target: "node20",
+  // The inference worker is plain CommonJS loaded by URL next to the entry (src/ or dist/).
+  onSuccess: async () => {
+    await copyFile("src/inference-worker.cjs", "dist/inference-worker.cjs");
+  },
 });

@@ -61,10 +61,12 @@ describe("dependency boundaries", () => {
 
   it("only sharp-based adapters (and the private testing fixtures) load sharp; only packages/container imports tsyringe", () => {
     // background-sharp decodes and segments pixels itself (the embedded BackgroundRemover);
-    // ocr-tesseract pre-processes images for OCR (grayscale, upscale). Both take sharp as a peer.
+    // ocr-tesseract pre-processes images for OCR (grayscale, upscale); background-onnx resizes the
+    // model's input and joins its mask as alpha. All take sharp as a peer.
     const sharpUsers = [
       "adapters/codec-sharp",
       "adapters/background-sharp",
+      "adapters/background-onnx",
       "adapters/ocr-tesseract",
       "packages/testing",
     ];

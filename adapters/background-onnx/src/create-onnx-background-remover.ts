@@ -1,7 +1,9 @@
+import { createRequire } from "node:module";
 import { availableParallelism } from "node:os";
+import { Worker } from "node:worker_threads";
 import type { BackgroundRemovalOptions, BackgroundRemovalRequest, BackgroundRemover } from "@pixport/core";
 import { ErrorCodes, ImagePipelineError } from "@pixport/core";
-import { InferenceSession, Tensor } from "onnxruntime-node";
+import type { InferenceSession } from "onnxruntime-node";
 import sharp from "sharp";
 import { MODEL_PRESETS, type OnnxModelFamily, type OnnxModelPreset } from "./presets.js";
 
@@ -33,6 +35,13 @@ export interface OnnxBackgroundRemoverOptions extends Partial<OnnxModelPreset> {
   timeoutMs?: number;
   /** Decoder pixel limit (the deployment's `maxInputPixels`). @default 100_000_000 */
   maxInputPixels?: number;
+  /**
+   * Probabilities within `alphaClip` of 0 or 1 become fully transparent or fully opaque, the rest
+   * is stretched linearly: a subject the model is 99 % sure of is opaque (alpha 255, not 253), a
+   * background it is 1 % unsure of is clear, soft edges stay soft. 0 keeps the map as it is.
+   * @default 0.02
+   */
+  alphaClip?: number;
 }
 
 /** A {@link BackgroundRemover} holding a loaded model; `close()` releases it. */
@@ -43,6 +52,7 @@ export interface OnnxBackgroundRemover extends BackgroundRemover {
 }
 
 interface ResolvedSettings extends OnnxModelPreset {
+  alphaClip: number;
   inputName: string;
   outputName: string;
   layout: "nchw" | "nhwc";
@@ -57,7 +67,10 @@ function invalidConfig(message: string, cause?: unknown): ImagePipelineError {
 }
 
 /** Resolves the input name, layout and size from the model's metadata and the options. */
-function resolveSettings(session: InferenceSession, options: OnnxBackgroundRemoverOptions): ResolvedSettings {
+function resolveSettings(
+  session: { inputNames: string[]; outputNames: string[]; inputs: InputInfo[] },
+  options: OnnxBackgroundRemoverOptions,
+): ResolvedSettings {
   const preset = MODEL_PRESETS[options.family ?? "isnet"];
   if (preset === undefined) throw invalidConfig(`Unknown model family "${options.family}".`);
   const inputName = options.inputName ?? session.inputNames[0];
@@ -70,7 +83,7 @@ function resolveSettings(session: InferenceSession, options: OnnxBackgroundRemov
       `The model has no output "${outputName}" (outputs: ${session.outputNames.join(", ")}).`,
     );
   }
-  const input = session.inputMetadata[session.inputNames.indexOf(inputName)];
+  const input = session.inputs[session.inputNames.indexOf(inputName)];
   if (input === undefined || !input.isTensor || input.type !== "float32") {
     throw invalidConfig(`The model's input "${inputName}" must be a float32 tensor.`);
   }
@@ -98,6 +111,9 @@ function resolveSettings(session: InferenceSession, options: OnnxBackgroundRemov
       throw invalidConfig(`${name} must be an integer from 8 to 4096.`);
     }
   }
+  const alphaClip = options.alphaClip ?? 0.02;
+  if (!(alphaClip >= 0 && alphaClip < 0.5))
+    throw invalidConfig("alphaClip must be at least 0 and below 0.5.");
   const mean = options.mean ?? preset.mean;
   const std = options.std ?? preset.std;
   if (mean.length !== 3 || std.length !== 3 || std.some((value) => !(value > 0))) {
@@ -113,94 +129,178 @@ function resolveSettings(session: InferenceSession, options: OnnxBackgroundRemov
     std,
     output: options.output ?? preset.output,
     normalize: options.normalize ?? preset.normalize,
+    alphaClip,
   };
 }
 
-/** Converts interleaved RGB bytes to the model's normalised float32 input. */
-function toInputTensor(rgb: Uint8Array, settings: ResolvedSettings): Tensor {
-  const { inputWidth: width, inputHeight: height, mean, std, layout } = settings;
-  const plane = width * height;
-  const data = new Float32Array(plane * 3);
-  for (let channel = 0; channel < 3; channel += 1) {
-    const scale = 1 / (255 * std[channel]!);
-    const offset = mean[channel]! / std[channel]!;
-    for (let pixel = 0; pixel < plane; pixel += 1) {
-      const value = rgb[pixel * 3 + channel]! * scale - offset;
-      if (layout === "nchw") data[channel * plane + pixel] = value;
-      else data[pixel * 3 + channel] = value;
-    }
-  }
-  const dims = layout === "nchw" ? [1, 3, height, width] : [1, height, width, 3];
-  return new Tensor("float32", data, dims);
+/** Input metadata as the worker reports it. */
+interface InputInfo {
+  name: string;
+  isTensor: boolean;
+  type: string | undefined;
+  shape: Array<number | string>;
 }
 
-/** Turns the model's output map into 0..255 alpha bytes of the map's own size. */
-function toMask(
-  output: Tensor,
-  settings: ResolvedSettings,
-): { mask: Uint8Array; width: number; height: number } {
-  // Accept [1, 1, H, W], [1, H, W, 1], [1, H, W] and [H, W]: exactly two dimensions above 1.
-  const spatial = output.dims.filter((dim) => dim !== 1);
-  if (output.type !== "float32" || spatial.length !== 2) {
-    throw new ImagePipelineError(
-      ErrorCodes.MODEL_BAD_RESPONSE,
-      `The model's output "${settings.outputName}" is ${output.type} [${output.dims.join(", ")}]; a float32 one-channel map was expected.`,
+type WorkerReply =
+  | { type: "ready"; inputNames: string[]; outputNames: string[]; inputs: InputInfo[] }
+  | { type: "failed"; message: string }
+  | { id: number; mask: Uint8Array; width: number; height: number }
+  | { id: number; error: { code: string; message: string } };
+
+interface MaskMap {
+  mask: Uint8Array;
+  width: number;
+  height: number;
+}
+
+const WORKER_URL = new URL("./inference-worker.cjs", import.meta.url);
+const RUNTIME_PATH = createRequire(import.meta.url).resolve("onnxruntime-node");
+
+/** One worker thread holding one session. */
+class InferenceWorker {
+  readonly ready: Promise<Extract<WorkerReply, { type: "ready" }>>;
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, { resolve(map: MaskMap): void; reject(error: Error): void }>();
+  private nextId = 0;
+  private exited = false;
+
+  constructor(model: string | Uint8Array, sessionOptions: InferenceSession.SessionOptions) {
+    this.worker = new Worker(WORKER_URL, {
+      workerData: { runtimePath: RUNTIME_PATH, model, sessionOptions },
+    });
+    this.worker.unref();
+    this.ready = new Promise((resolve, reject) => {
+      this.worker.on("message", (reply: WorkerReply) => {
+        if ("type" in reply) {
+          if (reply.type === "ready") resolve(reply);
+          else reject(new Error(reply.message));
+          return;
+        }
+        const job = this.pending.get(reply.id);
+        if (job === undefined) return;
+        this.pending.delete(reply.id);
+        if ("error" in reply) {
+          const code =
+            reply.error.code in ErrorCodes ? (reply.error.code as keyof typeof ErrorCodes) : "INTERNAL";
+          job.reject(new ImagePipelineError(ErrorCodes[code], reply.error.message));
+        } else {
+          job.resolve({ mask: reply.mask, width: reply.width, height: reply.height });
+        }
+      });
+      const fail = (error: Error) => {
+        this.exited = true;
+        reject(error);
+        for (const job of this.pending.values()) job.reject(error);
+        this.pending.clear();
+      };
+      this.worker.on("error", (error) =>
+        fail(
+          new ImagePipelineError(ErrorCodes.MODEL_UNAVAILABLE, `The model worker failed: ${error.message}`),
+        ),
+      );
+      this.worker.on("exit", (code) =>
+        fail(new ImagePipelineError(ErrorCodes.MODEL_UNAVAILABLE, `The model worker exited (code ${code}).`)),
+      );
+    });
+    this.ready.catch(() => {});
+  }
+
+  get alive(): boolean {
+    return !this.exited;
+  }
+
+  run(rgb: Uint8Array, settings: ResolvedSettings): Promise<MaskMap> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, rgb, settings }, [rgb.buffer as ArrayBuffer]);
+    });
+  }
+
+  async terminate(): Promise<void> {
+    this.exited = true;
+    await this.worker.terminate();
+  }
+}
+
+/**
+ * The workers of one remover: at most `size`, each running one inference at a time; calls wait in
+ * a first-in, first-out queue. A worker that died is replaced on the next call.
+ */
+class WorkerPool {
+  private readonly idle: InferenceWorker[] = [];
+  private readonly waiting: Array<{ grant(worker: InferenceWorker): void; refuse(error: Error): void }> = [];
+  private count = 1;
+  private busy = 0;
+  private closed = false;
+  private drained: (() => void) | undefined;
+
+  constructor(
+    private readonly size: number,
+    private readonly spawn: () => InferenceWorker,
+    first: InferenceWorker,
+  ) {
+    this.idle.push(first);
+  }
+
+  /** A worker for one job; `cancel` withdraws a request that is still waiting. */
+  acquire(): { worker: Promise<InferenceWorker>; cancel(): void } {
+    let entry: (typeof this.waiting)[number] | undefined;
+    const worker = new Promise<InferenceWorker>((resolve, reject) => {
+      entry = {
+        grant: (granted) => {
+          this.busy += 1;
+          resolve(granted);
+        },
+        refuse: reject,
+      };
+    });
+    const request = entry!;
+    if (this.closed) request.refuse(closedError());
+    else if (this.idle.length > 0) request.grant(this.idle.pop()!);
+    else if (this.count < this.size) {
+      this.count += 1;
+      request.grant(this.spawn());
+    } else this.waiting.push(request);
+    return {
+      worker,
+      cancel: () => {
+        const index = this.waiting.indexOf(request);
+        if (index >= 0) this.waiting.splice(index, 1);
+      },
+    };
+  }
+
+  /** Returns a worker after its job; a dead one is replaced by a fresh one for the next caller. */
+  release(worker: InferenceWorker): void {
+    this.busy -= 1;
+    const next = worker.alive || this.closed ? worker : this.spawn();
+    const waiter = this.closed ? undefined : this.waiting.shift();
+    if (waiter !== undefined) waiter.grant(next);
+    else this.idle.push(next);
+    if (this.closed && this.busy === 0) this.drained?.();
+  }
+
+  /**
+   * Refuses waiting calls, lets inferences in flight finish, then stops every worker (a worker is
+   * only terminated outside onnxruntime's native code: terminating it inside aborts the process).
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const waiter of this.waiting.splice(0)) waiter.refuse(closedError());
+    if (this.busy > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+    const workers = this.idle.splice(0);
+    await Promise.all(
+      workers.map(async (worker) => {
+        await worker.ready.catch(() => {});
+        await worker.terminate();
+      }),
     );
   }
-  const [height, width] = spatial as [number, number];
-  const values = output.data as Float32Array;
-  const count = width * height;
-  const probabilities = new Float32Array(count);
-  let min = Number.POSITIVE_INFINITY;
-  let max = Number.NEGATIVE_INFINITY;
-  for (let index = 0; index < count; index += 1) {
-    let value = values[index]!;
-    if (settings.output === "logits") value = 1 / (1 + Math.exp(-value));
-    if (Number.isNaN(value)) value = 0;
-    probabilities[index] = value;
-    if (value < min) min = value;
-    if (value > max) max = value;
-  }
-  const mask = new Uint8Array(count);
-  // A flat map has no subject to stretch: keep it as it is rather than amplify noise.
-  const stretch = settings.normalize === "minmax" && max - min > 1e-6;
-  for (let index = 0; index < count; index += 1) {
-    const value = stretch ? (probabilities[index]! - min) / (max - min) : probabilities[index]!;
-    mask[index] = Math.round(Math.min(1, Math.max(0, value)) * 255);
-  }
-  return { mask, width, height };
 }
 
-/** A first-in, first-out gate letting `limit` tasks run at once. */
-function createGate(limit: number) {
-  let running = 0;
-  const waiting: Array<() => void> = [];
-  return {
-    /** Resolves a release function once a slot is free; `cancel` withdraws a waiting request. */
-    acquire(): { ready: Promise<() => void>; cancel: () => void } {
-      let grant: (() => void) | undefined;
-      const ready = new Promise<() => void>((resolve) => {
-        const release = () => {
-          running -= 1;
-          const next = waiting.shift();
-          if (next !== undefined) next();
-        };
-        grant = () => {
-          running += 1;
-          resolve(release);
-        };
-      });
-      if (running < limit) grant!();
-      else waiting.push(grant!);
-      return {
-        ready,
-        cancel: () => {
-          const index = waiting.indexOf(grant!);
-          if (index >= 0) waiting.splice(index, 1);
-        },
-      };
-    },
-  };
+function closedError(): ImagePipelineError {
+  return new ImagePipelineError(ErrorCodes.MODEL_UNAVAILABLE, "The background remover is closed.");
 }
 
 /**
@@ -209,6 +309,13 @@ function createGate(limit: number) {
  *
  * Loads and checks the model once: a missing file, an unreadable model or shapes that do not fit
  * reject with `INVALID_CONFIGURATION`, so a deployment fails at start, not on the first request.
+ *
+ * Inference runs in worker threads (one session each, `concurrency` of them): onnxruntime-node's
+ * `run()` holds its thread for the whole inference, which on the main thread would stall every
+ * other request. A call past `timeoutMs` rejects with `MODEL_TIMEOUT` at once; an inference that
+ * already started cannot be interrupted (terminating a worker inside onnxruntime aborts the whole
+ * process), so it finishes and keeps its worker meanwhile: the work in flight stays bounded by
+ * `concurrency`. `close()` waits for inferences in flight, then stops the workers.
  *
  * Per call: the image is decoded with EXIF orientation, flattened on white if it has alpha,
  * stretched to the model's input size (the families are trained on stretched, not letterboxed,
@@ -223,42 +330,52 @@ export async function createOnnxBackgroundRemover(
   const timeoutMs = options.timeoutMs ?? 30_000;
   const maxInputPixels = options.maxInputPixels ?? 100_000_000;
   const concurrency = options.concurrency ?? 1;
-  if (!Number.isInteger(concurrency) || concurrency < 1)
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw invalidConfig("concurrency must be a positive integer.");
+  }
+  if (!Number.isInteger(threads) || threads < 1) throw invalidConfig("threads must be a positive integer.");
   if (!(timeoutMs > 0)) throw invalidConfig("timeoutMs must be positive.");
-  let session: InferenceSession;
   const sessionOptions: InferenceSession.SessionOptions = {
     intraOpNumThreads: threads,
     interOpNumThreads: 1,
     executionProviders: ["cpu"],
     graphOptimizationLevel: "all",
   };
+  const spawn = () => new InferenceWorker(options.model, sessionOptions);
+  const first = spawn();
+  let metadata: Awaited<InferenceWorker["ready"]>;
   try {
-    session =
-      typeof options.model === "string"
-        ? await InferenceSession.create(options.model, sessionOptions)
-        : await InferenceSession.create(options.model, sessionOptions);
+    metadata = await first.ready;
   } catch (error) {
+    await first.terminate();
     const source = typeof options.model === "string" ? `"${options.model}"` : "the given bytes";
     throw invalidConfig(`Could not load the ONNX model from ${source}: ${(error as Error).message}`, error);
   }
   let settings: ResolvedSettings;
   try {
-    settings = resolveSettings(session, options);
+    settings = resolveSettings(metadata, options);
   } catch (error) {
-    await session.release();
+    await first.terminate();
     throw error;
   }
-  const gate = createGate(concurrency);
+  const pool = new WorkerPool(concurrency, spawn, first);
   let closed = false;
 
-  async function segment(
-    request: BackgroundRemovalRequest,
-    signal: AbortSignal | undefined,
-  ): Promise<Uint8Array> {
+  /** Decodes, checks the size and makes the model's input: RGB bytes of the input size. */
+  async function prepare(request: BackgroundRemovalRequest) {
     const source = () =>
       sharp(request.image, { limitInputPixels: maxInputPixels, failOn: "error", autoOrient: true });
-    const meta = await source().metadata();
+    const meta = await source()
+      .metadata()
+      .catch((error: unknown) => {
+        throw new ImagePipelineError(
+          ErrorCodes.INVALID_IMAGE,
+          `The image cannot be decoded: ${(error as Error).message}`,
+          {
+            cause: error,
+          },
+        );
+      });
     const width = meta.autoOrient?.width ?? meta.width;
     const height = meta.autoOrient?.height ?? meta.height;
     if (width !== request.width || height !== request.height) {
@@ -274,42 +391,27 @@ export async function createOnnxBackgroundRemover(
       .removeAlpha()
       .raw()
       .toBuffer();
-    signal?.throwIfAborted();
-    const input = toInputTensor(new Uint8Array(rgb.buffer, rgb.byteOffset, rgb.byteLength), settings);
-    let outputs: InferenceSession.OnnxValueMapType;
-    try {
-      outputs = await session.run({ [settings.inputName]: input }, [settings.outputName]);
-    } catch (error) {
-      throw new ImagePipelineError(
-        ErrorCodes.MODEL_BAD_RESPONSE,
-        `The segmentation model failed: ${(error as Error).message}`,
-        { cause: error },
-      );
-    }
-    const output = outputs[settings.outputName] as Tensor | undefined;
-    if (output === undefined) {
-      throw new ImagePipelineError(
-        ErrorCodes.MODEL_BAD_RESPONSE,
-        `The model returned no "${settings.outputName}".`,
-      );
-    }
-    const map = toMask(output, settings);
-    output.dispose();
-    signal?.throwIfAborted();
+    return { source, width, height, hasAlpha: meta.hasAlpha === true, rgb: new Uint8Array(rgb) };
+  }
+
+  /** Scales the mask to the image and joins it to the original pixels as alpha, as a PNG. */
+  async function compose(prepared: Awaited<ReturnType<typeof prepare>>, map: MaskMap): Promise<Uint8Array> {
+    const { source, width, height } = prepared;
     const alpha = await sharp(map.mask, { raw: { width: map.width, height: map.height, channels: 1 } })
       .resize(width, height, { fit: "fill", kernel: "linear" })
       .extractChannel(0)
       .raw()
       .toBuffer();
-    if (meta.hasAlpha) {
+    if (prepared.hasAlpha) {
       // A pixel transparent in the input stays at most as opaque as it was.
       const existing = await source().ensureAlpha().extractChannel(3).raw().toBuffer();
-      for (let index = 0; index < alpha.length; index += 1)
+      for (let index = 0; index < alpha.length; index += 1) {
         alpha[index] = Math.min(alpha[index]!, existing[index]!);
+      }
     }
     // sharp applies removeAlpha after joinChannel in one pipeline: take the RGB pixels first.
-    const rgbFull = await source().removeAlpha().toColourspace("srgb").raw().toBuffer();
-    const cutout = await sharp(rgbFull, { raw: { width, height, channels: 3 } })
+    const rgb = await source().removeAlpha().toColourspace("srgb").raw().toBuffer();
+    const cutout = await sharp(rgb, { raw: { width, height, channels: 3 } })
       .joinChannel(alpha, { raw: { width, height, channels: 1 } })
       .png({ compressionLevel: 6 })
       .toBuffer();
@@ -324,34 +426,58 @@ export async function createOnnxBackgroundRemover(
       if (closed)
         throw new ImagePipelineError(ErrorCodes.MODEL_UNAVAILABLE, "The background remover is closed.");
       signal?.throwIfAborted();
-      const slot = gate.acquire();
+      let slot: ReturnType<WorkerPool["acquire"]> | undefined;
       let timer: NodeJS.Timeout | undefined;
       let onAbort: (() => void) | undefined;
+      // Set once the caller stopped waiting (deadline or abort): no inference starts after that.
+      let gaveUp = false;
       const stop = new Promise<never>((_resolve, reject) => {
         timer = setTimeout(() => {
-          slot.cancel();
+          gaveUp = true;
+          slot?.cancel();
           reject(
             new ImagePipelineError(
               ErrorCodes.MODEL_TIMEOUT,
               `Background removal took longer than ${timeoutMs} ms.`,
-              { retryAfterSeconds: Math.ceil(timeoutMs / 1000) },
+              {
+                retryAfterSeconds: Math.ceil(timeoutMs / 1000),
+              },
             ),
           );
         }, timeoutMs);
         onAbort = () => {
-          slot.cancel();
+          // A waiting call leaves the queue; a running inference finishes (its worker is reused).
+          gaveUp = true;
+          slot?.cancel();
           reject(signal?.reason);
         };
         signal?.addEventListener("abort", onAbort, { once: true });
       });
-      // The work holds its slot until it really ends, even when the caller stopped waiting.
-      const work = slot.ready.then(async (release) => {
+      stop.catch(() => {});
+      const work = (async () => {
+        const prepared = await prepare(request);
+        if (gaveUp) return new Uint8Array();
+        slot = pool.acquire();
+        const worker = await slot.worker;
+        let map: MaskMap;
         try {
-          return await segment(request, signal);
+          if (closed)
+            throw new ImagePipelineError(ErrorCodes.MODEL_UNAVAILABLE, "The background remover is closed.");
+          // The caller already has its MODEL_TIMEOUT or abort: this value is never seen.
+          if (gaveUp) return new Uint8Array();
+          await worker.ready.catch((error: Error) => {
+            throw new ImagePipelineError(
+              ErrorCodes.MODEL_UNAVAILABLE,
+              `The model did not load: ${error.message}`,
+            );
+          });
+          map = await worker.run(prepared.rgb, settings);
         } finally {
-          release();
+          pool.release(worker);
         }
-      });
+        signal?.throwIfAborted();
+        return compose(prepared, map);
+      })();
       work.catch(() => {});
       try {
         return await Promise.race([work, stop]);
@@ -363,7 +489,7 @@ export async function createOnnxBackgroundRemover(
     async close() {
       if (closed) return;
       closed = true;
-      await session.release();
+      await pool.close();
     },
   };
 }

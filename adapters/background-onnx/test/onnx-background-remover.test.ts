@@ -49,7 +49,13 @@ async function decode(png: Uint8Array) {
 }
 
 const gradient = (x: number) => Math.round((x * 255) / (WIDTH - 1));
-const identity = { mean: [0, 0, 0], std: [1, 1, 1], output: "probability", normalize: "none" } as const;
+const identity = {
+  mean: [0, 0, 0],
+  std: [1, 1, 1],
+  output: "probability",
+  normalize: "none",
+  alphaClip: 0,
+} as const;
 
 async function expectCode(promise: Promise<unknown>, code: string): Promise<Error> {
   const error = await promise.then(
@@ -117,6 +123,7 @@ describe("createOnnxBackgroundRemover: pre- and post-processing (tiny exact mode
       family: "birefnet",
       mean: [0.5, 0.5, 0.5],
       std: [0.125, 0.125, 0.125],
+      alphaClip: 0,
     });
     expect(remover.settings.output).toBe("logits");
     const { at } = await decode(
@@ -136,6 +143,7 @@ describe("createOnnxBackgroundRemover: pre- and post-processing (tiny exact mode
       family: "u2net",
       mean: [0, 0, 0],
       std: [1, 1, 1],
+      alphaClip: 0,
     });
     expect(remover.settings.normalize).toBe("minmax");
     const narrow = (x: number) => 100 + Math.round((x * 100) / (WIDTH - 1));
@@ -174,6 +182,31 @@ describe("createOnnxBackgroundRemover: pre- and post-processing (tiny exact mode
     // Bilinear down and up: the gradient survives within a few levels.
     for (const x of [4, 15, 24, 35]) expect(Math.abs(at(x, 10)[3]! - gradient(x))).toBeLessThanOrEqual(10);
     await remover.close();
+  });
+
+  it("clips near-certain probabilities to fully opaque or transparent and stretches the rest (alphaClip)", async () => {
+    const remover = await createOnnxBackgroundRemover({
+      model: channelModel({ layout: "nchw", height: HEIGHT, width: WIDTH }),
+      ...identity,
+      alphaClip: 0.1,
+    });
+    const { at } = await decode(
+      await remover.remove({ image: await image(gradient), width: WIDTH, height: HEIGHT }),
+    );
+    for (const x of [0, 3, 10, 20, 30, 36, 39]) {
+      const expected = Math.round(Math.min(1, Math.max(0, (gradient(x) / 255 - 0.1) / 0.8)) * 255);
+      expect(Math.abs(at(x, 8)[3]! - expected), `x ${x}`).toBeLessThanOrEqual(1);
+    }
+    expect(at(0, 8)[3]).toBe(0);
+    expect(at(39, 8)[3]).toBe(255);
+    await remover.close();
+    await expectCode(
+      createOnnxBackgroundRemover({
+        model: channelModel({ layout: "nchw", height: 8, width: 8 }),
+        alphaClip: 0.5,
+      }),
+      ErrorCodes.INVALID_CONFIGURATION,
+    );
   });
 
   it("never makes a transparent input pixel more opaque", async () => {
@@ -270,9 +303,10 @@ describe("createOnnxBackgroundRemover: errors", () => {
     );
     const input = await image(gradient);
     await expectCode(remover.remove({ image: input, width: WIDTH + 1, height: HEIGHT }), ErrorCodes.INTERNAL);
-    await expect(
+    await expectCode(
       remover.remove({ image: new Uint8Array([9, 9, 9, 9]), width: 2, height: 2 }),
-    ).rejects.toThrow();
+      ErrorCodes.INVALID_IMAGE,
+    );
     const aborted = AbortSignal.abort(new Error("client gone"));
     await expect(
       remover.remove({ image: input, width: WIDTH, height: HEIGHT }, { signal: aborted }),
