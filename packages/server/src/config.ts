@@ -49,6 +49,41 @@ export const s3ConfigSchema = z
     message: "set both accessKeyId and secretAccessKey, or neither (to use the AWS SDK's default chain)",
   });
 
+const rgbSchema = z.tuple([z.number(), z.number(), z.number()]);
+
+/**
+ * `backgroundRemoval` of the server config: which {@link BackgroundRemover} answers
+ * `remove-background`. `sharp` (default) is the embedded classical remover; `onnx` runs a
+ * segmentation model file you supply on `@pixport/background-onnx` (an optional package: install
+ * it next to the server). The `onnx` fields mirror that package's options.
+ */
+export const backgroundRemovalConfigSchema = z
+  .object({
+    /** @default "sharp" */
+    engine: z.enum(["sharp", "onnx"]).default("sharp"),
+    /** Path of the `.onnx` model file (required for `engine: "onnx"`). */
+    model: z.string().min(1).optional(),
+    /** Pre-/post-processing family of the model. @default "isnet" */
+    family: z.enum(["isnet", "u2net", "birefnet"]).default("isnet"),
+    inputWidth: z.number().int().min(8).max(4096).optional(),
+    inputHeight: z.number().int().min(8).max(4096).optional(),
+    mean: rgbSchema.optional(),
+    std: rgbSchema.optional(),
+    output: z.enum(["probability", "logits"]).optional(),
+    normalize: z.enum(["minmax", "none"]).optional(),
+    inputName: z.string().min(1).optional(),
+    outputName: z.string().min(1).optional(),
+    threads: z.number().int().min(1).max(256).optional(),
+    concurrency: z.number().int().min(1).max(64).optional(),
+    /** Deadline of one removal, queueing included. @default 30000 */
+    timeoutMs: z.number().int().min(100).max(600_000).optional(),
+  })
+  .strict()
+  .refine((value) => value.engine !== "onnx" || value.model !== undefined, {
+    message: 'engine "onnx" needs model (the path of an .onnx segmentation model)',
+    path: ["model"],
+  });
+
 /**
  * Configuration of the prebuilt server. Sources, later ones winning: defaults, the JSON config
  * file (`--config` or `PIXPORT_CONFIG`), `PIXPORT_*` environment variables, command-line flags.
@@ -150,6 +185,8 @@ export const serverConfigSchema = z
     metadata: z.enum(["fs", "redis"]).default("fs"),
     /** The bucket(s) of `storage: "s3"`; see the README section "Scale-out: S3 and Redis". */
     s3: s3ConfigSchema.optional(),
+    /** The remove-background engine; see the README section "Offline image intelligence". */
+    backgroundRemoval: backgroundRemovalConfigSchema.default({ engine: "sharp", family: "isnet" }),
   })
   .strict();
 
@@ -178,6 +215,15 @@ const ENV: Record<string, { key: string; kind: "number" | "string" | "boolean" |
   PIXPORT_MAX_OUTPUT_SIDE: { key: "maxOutputSide", kind: "limit" },
   PIXPORT_STORAGE: { key: "storage", kind: "string" },
   PIXPORT_METADATA: { key: "metadata", kind: "string" },
+};
+
+/** `backgroundRemoval.*` from the environment. */
+const BACKGROUND_ENV: Record<string, { key: string; kind: "string" | "number" }> = {
+  PIXPORT_BACKGROUND_ENGINE: { key: "engine", kind: "string" },
+  PIXPORT_BACKGROUND_MODEL: { key: "model", kind: "string" },
+  PIXPORT_BACKGROUND_MODEL_FAMILY: { key: "family", kind: "string" },
+  PIXPORT_BACKGROUND_THREADS: { key: "threads", kind: "number" },
+  PIXPORT_BACKGROUND_TIMEOUT_MS: { key: "timeoutMs", kind: "number" },
 };
 
 /** `s3.*` from the environment; AWS credentials are left to the SDK's default chain. */
@@ -212,6 +258,15 @@ function fromEnvironment(environment: NodeJS.ProcessEnv): Record<string, unknown
     s3[key] = kind === "string" ? raw : !/^(0|false|no|off)$/i.test(raw);
   }
   if (Object.keys(s3).length > 0) result.s3 = s3;
+  const background: Record<string, unknown> = {};
+  for (const [name, { key, kind }] of Object.entries(BACKGROUND_ENV)) {
+    const raw = environment[name];
+    if (raw === undefined || raw === "") continue;
+    background[key] = kind === "string" ? raw : Number(raw);
+  }
+  // A model path alone selects the ONNX engine.
+  if (background.model !== undefined && background.engine === undefined) background.engine = "onnx";
+  if (Object.keys(background).length > 0) result.backgroundRemoval = background;
   return result;
 }
 
@@ -254,8 +309,12 @@ export async function loadServerConfig(options: LoadConfigOptions = {}): Promise
       ...(options.overrides?.limits as object | undefined),
     },
   };
-  const s3Parts = [fromFile.s3, env.s3, options.overrides?.s3].filter((part) => part !== undefined);
-  if (s3Parts.length > 0) merged.s3 = Object.assign({}, ...s3Parts);
+  for (const section of ["s3", "backgroundRemoval"] as const) {
+    const parts = [fromFile[section], env[section], options.overrides?.[section]].filter(
+      (part) => part !== undefined,
+    );
+    if (parts.length > 0) merged[section] = Object.assign({}, ...parts);
+  }
   if (merged.s3 !== undefined && (merged.s3 as Record<string, unknown>).region === undefined) {
     const region = environment.AWS_REGION || environment.AWS_DEFAULT_REGION;
     if (region) (merged.s3 as Record<string, unknown>).region = region;

@@ -8,9 +8,11 @@ import {
   createBlobStorePublisher,
   createCachingBlobStore,
   createImagePipeline,
+  ErrorCodes,
   type ImageCodec,
   type ImageFetcher,
   type ImagePipeline,
+  ImagePipelineError,
   type ImagePublisher,
   type ImageRepository,
   type KeyStore,
@@ -184,6 +186,7 @@ export async function createPixportRuntime(
     publicStore,
     async close() {
       await embeddedExtractor?.close();
+      await backgroundRemover?.close?.();
       if (redis !== undefined) await redis.quit().catch(() => redis?.disconnect());
       storage.close();
     },
@@ -267,13 +270,34 @@ async function createCodec(config: ServerConfig): Promise<ImageCodec> {
 }
 
 /**
- * The embedded background remover (classical segmentation on sharp, `@pixport/background-sharp`).
- * With `codec: "jimp"` on a host where sharp cannot load, remove-background answers 501.
+ * The remove-background engine. `onnx`: the configured model on `@pixport/background-onnx` (an
+ * optional package, imported only when chosen; the model is loaded and checked at start, so a bad
+ * path or model fails the start). `sharp` (default): the embedded classical remover
+ * (`@pixport/background-sharp`); with `codec: "jimp"` on a host where sharp cannot load,
+ * remove-background answers 501.
  */
 async function createBackgroundRemover(
   config: ServerConfig,
   logger: Logger,
-): Promise<BackgroundRemover | undefined> {
+): Promise<(BackgroundRemover & { close?(): Promise<void> }) | undefined> {
+  const { engine, model, ...onnxOptions } = config.backgroundRemoval;
+  if (engine === "onnx" && model !== undefined) {
+    let onnx: typeof import("@pixport/background-onnx");
+    try {
+      onnx = await import("@pixport/background-onnx");
+    } catch (error) {
+      throw new ImagePipelineError(
+        ErrorCodes.INVALID_CONFIGURATION,
+        `backgroundRemoval.engine "onnx" needs the optional package @pixport/background-onnx: install it next to @pixport/server (${(error as Error).message}).`,
+        { cause: error },
+      );
+    }
+    return onnx.createOnnxBackgroundRemover({
+      ...onnxOptions,
+      model,
+      maxInputPixels: config.limits.maxInputPixels,
+    });
+  }
   try {
     const { createSharpBackgroundRemover } = await import("@pixport/background-sharp");
     return createSharpBackgroundRemover({ maxInputPixels: config.limits.maxInputPixels });

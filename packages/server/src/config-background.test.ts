@@ -1,0 +1,55 @@
+import { describe, expect, it } from "vitest";
+import { loadServerConfig, resolveServerConfig } from "./config.js";
+
+describe("backgroundRemoval config", () => {
+  it("defaults to the embedded sharp remover", () => {
+    expect(resolveServerConfig({}).backgroundRemoval).toEqual({ engine: "sharp", family: "isnet" });
+  });
+
+  it("selects the ONNX engine from PIXPORT_BACKGROUND_MODEL alone, and merges file, env and overrides", async () => {
+    const fromEnv = await loadServerConfig({
+      environment: { PIXPORT_BACKGROUND_MODEL: "/models/isnet.onnx", PIXPORT_BACKGROUND_THREADS: "2" },
+    });
+    expect(fromEnv.backgroundRemoval).toEqual({
+      engine: "onnx",
+      model: "/models/isnet.onnx",
+      family: "isnet",
+      threads: 2,
+    });
+    const merged = await loadServerConfig({
+      environment: {
+        PIXPORT_BACKGROUND_MODEL: "/models/u2net.onnx",
+        PIXPORT_BACKGROUND_MODEL_FAMILY: "u2net",
+      },
+      overrides: { backgroundRemoval: { timeoutMs: 5000 } },
+    });
+    expect(merged.backgroundRemoval).toMatchObject({
+      engine: "onnx",
+      model: "/models/u2net.onnx",
+      family: "u2net",
+      timeoutMs: 5000,
+    });
+    const explicitSharp = await loadServerConfig({
+      environment: { PIXPORT_BACKGROUND_ENGINE: "sharp", PIXPORT_BACKGROUND_MODEL: "/models/isnet.onnx" },
+    });
+    expect(explicitSharp.backgroundRemoval.engine).toBe("sharp");
+  });
+
+  it("refuses an onnx engine without a model, unknown families and keys, and bad numbers", () => {
+    expect(() => resolveServerConfig({ backgroundRemoval: { engine: "onnx" } })).toThrow(
+      /backgroundRemoval\.model: engine "onnx" needs model/,
+    );
+    expect(() =>
+      resolveServerConfig({ backgroundRemoval: { engine: "onnx", model: "m", family: "sam" } }),
+    ).toThrow(/backgroundRemoval\.family/);
+    expect(() =>
+      resolveServerConfig({ backgroundRemoval: { engine: "onnx", model: "m", gpu: true } }),
+    ).toThrow(/backgroundRemoval/);
+    expect(() =>
+      resolveServerConfig({ backgroundRemoval: { engine: "onnx", model: "m", mean: [0.5, 0.5] } }),
+    ).toThrow(/backgroundRemoval\.mean/);
+    expect(() =>
+      resolveServerConfig({ backgroundRemoval: { engine: "onnx", model: "m", threads: 0 } }),
+    ).toThrow(/backgroundRemoval\.threads/);
+  });
+});
