@@ -60,13 +60,19 @@ if (engines.includes("onnx")) {
     const { imglyIsnetModelPath } = await import("../adapters/background-onnx/scripts/imgly-isnet.mjs");
     model = imglyIsnetModelPath("medium");
   }
+  const rssBefore = process.memoryUsage().rss;
   const remover = await createOnnxBackgroundRemover({
     model,
     family: values.family,
     ...(values.threads === undefined ? {} : { threads: Number(values.threads) }),
   });
   removers.push([`onnx-${values.family}`, remover]);
-  console.log(`onnx model ${model}: input ${remover.settings.inputWidth}x${remover.settings.inputHeight}`);
+  const probe = new Uint8Array(await productShot(1000, 1000));
+  await remover.remove({ image: probe, width: 1000, height: 1000 });
+  const megabytes = (bytes) => (bytes / 2 ** 20).toFixed(0);
+  console.log(
+    `onnx model ${model}: input ${remover.settings.inputWidth}x${remover.settings.inputHeight}; process RSS +${megabytes(process.memoryUsage().rss - rssBefore)} MB with the session loaded after one inference, peak RSS of the process ${megabytes(process.resourceUsage().maxRSS * 1024)} MB`,
+  );
 }
 console.log("engine        size         MP    remover ms  ms/MP   reference (decode+PNG) ms  x reference");
 for (const [width, height] of sizes) {

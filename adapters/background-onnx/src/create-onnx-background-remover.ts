@@ -340,6 +340,11 @@ export async function createOnnxBackgroundRemover(
     interOpNumThreads: 1,
     executionProviders: ["cpu"],
     graphOptimizationLevel: "all",
+    // Without the arena, the activations of an inference (about 0.9 GB for IS-Net at 1024 x 1024)
+    // go back to the system when it ends, instead of staying reserved for the session's lifetime;
+    // measured: same speed, resident memory after a call 0.47 GB instead of 2.1 GB.
+    enableCpuMemArena: false,
+    enableMemPattern: false,
   };
   const spawn = () => new InferenceWorker(options.model, sessionOptions);
   const first = spawn();
