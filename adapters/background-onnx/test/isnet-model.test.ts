@@ -103,7 +103,7 @@ describe("background-onnx on IS-Net", () => {
     await remover.remove(input);
     const duration = performance.now() - started;
     clearInterval(ticker);
-    // On the calling thread the inference (most of the call) would be one single gap.
+    // On the calling thread the inference (70 % or more of the call, measured) would be one gap.
     expect(
       longestGap,
       `longest gap ${longestGap.toFixed(0)} ms of a ${duration.toFixed(0)} ms call`,
