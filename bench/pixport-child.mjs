@@ -18,6 +18,10 @@ const running = await startPixportServer(
     dataDir: process.argv[2],
     log: false,
     policies: { liveRequestsPerMinute: 1_000_000_000 },
+    // bench/back-pressure.mjs sets the node's job gate; the other benchmarks keep the default.
+    ...(process.env.PIXPORT_BENCH_WORK_QUEUE
+      ? { workQueue: JSON.parse(process.env.PIXPORT_BENCH_WORK_QUEUE) }
+      : {}),
   }),
 );
 await running.accounts.setUpgraded("bench", true);

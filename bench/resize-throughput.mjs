@@ -2,14 +2,13 @@
 // node:http doing the same resize (1920x1280 JPEG to 800 px wide), in one run, at the same
 // concurrency. Each server runs in its own child process so their RSS is measured separately.
 // Usage: node bench/resize-throughput.mjs [--seconds 15] [--concurrency 4] [--warmup 3]
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import sharp from "sharp";
+import { fixture, startChild } from "./lib.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -24,43 +23,6 @@ const concurrency = Number(values.concurrency);
 const warmup = Number(values.warmup);
 const rounds = Number(values.rounds);
 const here = path.dirname(fileURLToPath(import.meta.url));
-
-/** A photo-like 1920x1280 JPEG (gradients + noise), generated so nothing is downloaded. */
-async function fixture() {
-  const width = 1920;
-  const height = 1280;
-  const raw = Buffer.alloc(width * height * 3);
-  let seed = 7;
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
-      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-      const noise = (seed >> 16) % 32;
-      const offset = (y * width + x) * 3;
-      raw[offset] = ((x * 255) / width + noise) & 255;
-      raw[offset + 1] = ((y * 255) / height + noise) & 255;
-      raw[offset + 2] = (((x + y) * 255) / (width + height)) & 255;
-    }
-  }
-  return sharp(raw, { raw: { width, height, channels: 3 } })
-    .jpeg({ quality: 90 })
-    .toBuffer();
-}
-
-function startChild(script, args, env = {}, nodeArgs = []) {
-  const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "inherit", "ipc"],
-  });
-  return new Promise((resolve, reject) => {
-    let output = "";
-    child.stdout.on("data", (chunk) => {
-      output += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match) resolve({ child, url: match[1], output: () => output });
-    });
-    child.once("exit", (code) => reject(new Error(`server exited ${code}: ${output}`)));
-  });
-}
 
 function peakRss(child) {
   return new Promise((resolve) => {

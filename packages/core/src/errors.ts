@@ -41,6 +41,11 @@ export const ErrorCodes = {
   /** A storage backend is unavailable (outage, throttling); the request may be retried. */
   STORAGE_UNAVAILABLE: "STORAGE_UNAVAILABLE",
   /**
+   * This node runs and queues as many image jobs as it accepts (the pipeline's `workQueue`); the
+   * request did no work and was not billed. Retry after `retryAfterSeconds`.
+   */
+  OVERLOADED: "OVERLOADED",
+  /**
    * A model-backed operation (imagine, visualize, classify, extract-formatted-text) has no model
    * provider configured on this deployment; the message names the operation and the model.
    */

@@ -100,6 +100,13 @@ export {
   type UrlRefusal,
   urlImportOptionsSchema,
 } from "./policies/url-import-policy.js";
+export {
+  createWorkGate,
+  type WorkGate,
+  type WorkGateStats,
+  type WorkQueueOptions,
+  workQueueOptionsSchema,
+} from "./policies/work-gate.js";
 export type { AccountRecord, AccountStore } from "./ports/account-store.js";
 export type {
   BackgroundRemovalOptions,

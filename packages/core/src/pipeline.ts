@@ -48,6 +48,7 @@ import { BILLING_UNITS } from "./policies/billing.js";
 import { admitRequest, policyOptionsSchema, withQuota } from "./policies/limits-policy.js";
 import { DEFAULT_TEST_WATERMARK } from "./policies/test-watermark.js";
 import { createUrlImportPolicy, urlImportOptionsSchema } from "./policies/url-import-policy.js";
+import { createWorkGate, type WorkGateStats, workQueueOptionsSchema } from "./policies/work-gate.js";
 import type { AccountStore } from "./ports/account-store.js";
 import type { BackgroundRemover } from "./ports/background-remover.js";
 import type { BlobStore } from "./ports/blob-store.js";
@@ -128,6 +129,12 @@ export const imagePipelineOptionsSchema = z.object({
     .optional(),
   /** Create-from-URL: allowed origins, own storage bases, redirects and deadlines. */
   urlImport: urlImportOptionsSchema.default(urlImportOptionsSchema.parse({})),
+  /**
+   * Back-pressure: bounds the image jobs (creates, transforms, model-backed operations) running and
+   * waiting at once; beyond, calls reject at once with `OVERLOADED`, before any quota is reserved.
+   * Absent: no bound (a library caller controls its own concurrency). The prebuilt server sets it.
+   */
+  workQueue: workQueueOptionsSchema.optional(),
 });
 
 export type ImagePipelineOptions = z.input<typeof imagePipelineOptionsSchema>;
@@ -142,6 +149,8 @@ export interface ImagePipeline {
    * `RATE_LIMITED` (a {@link RateLimitedError}) when the limit is used up.
    */
   admit(caller: Caller): Promise<RateLimitDecision | null>;
+  /** Jobs running and waiting in the `workQueue` gate; `null` without a `workQueue`. */
+  load(): WorkGateStats | null;
   /** Retention: removes test-stage images older than `policies.testRetentionDays`. Returns the count. */
   sweepExpiredTestImages(): Promise<number>;
   uploadImage(caller: Caller, input: UploadImageInput): Promise<Image>;
@@ -229,23 +238,34 @@ export function createImagePipeline(
     context.logger.warn?.(`codec ${context.codec.name} cannot encode: ${missing.join(", ")}`);
   }
   const models: ModelPorts = { ...deps.models };
+  const gate = parsed.data.workQueue === undefined ? undefined : createWorkGate(parsed.data.workQueue);
   /** Wraps a billable operation in the monthly quota (reserve first, give back on failure). */
   function billed<I, O>(operationId: string, operation: (caller: Caller, input: I) => Promise<O>) {
     return (caller: Caller, input: I) =>
       withQuota(context.policy, caller, BILLING_UNITS[operationId] ?? 0, () => operation(caller, input));
+  }
+  /**
+   * A billable image job: a slot of the work gate first (an overloaded node refuses before any
+   * quota is reserved), then the quota. Publishing only copies bytes and is not gated.
+   */
+  function job<I, O>(operationId: string, operation: (caller: Caller, input: I) => Promise<O>) {
+    const inner = billed(operationId, operation);
+    if (gate === undefined) return inner;
+    return (caller: Caller, input: I) => gate.run(() => inner(caller, input));
   }
 
   return {
     context,
     authenticate: (apiKey) => authenticate(context, apiKey),
     admit: (caller) => admitRequest(context.policy, caller),
+    load: () => gate?.stats() ?? null,
     sweepExpiredTestImages: () => {
       const days = context.policy.policies.testRetentionDays;
       const createdBefore = new Date(context.clock.now().getTime() - days * 24 * 60 * 60 * 1000);
       return sweepExpiredTestImages(context, { createdBefore });
     },
-    uploadImage: billed("uploadImage", (caller, input) => uploadImage(context, caller, input)),
-    createImageFromUrl: billed("createImageFromUrl", (caller, input) =>
+    uploadImage: job("uploadImage", (caller, input) => uploadImage(context, caller, input)),
+    createImageFromUrl: job("createImageFromUrl", (caller, input) =>
       createImageFromUrl(context, caller, input),
     ),
     getImage: (caller, input) => getImage(context, caller, input),
@@ -254,23 +274,21 @@ export function createImagePipeline(
     downloadImage: (caller, input) => downloadImage(context, caller, input),
     publishImage: billed("publishImage", (caller, input) => publishImage(context, caller, input)),
     unpublishImage: billed("unpublishImage", (caller, input) => unpublishImage(context, caller, input)),
-    mirrorImage: billed("mirrorImage", (caller, input) => mirrorImage(context, caller, input)),
-    convertImage: billed("convertImage", (caller, input) => convertImage(context, caller, input)),
-    resizeImage: billed("resizeImage", (caller, input) => resizeImage(context, caller, input)),
-    cropImage: billed("cropImage", (caller, input) => cropImage(context, caller, input)),
-    rotateImage: billed("rotateImage", (caller, input) => rotateImage(context, caller, input)),
-    modulateImage: billed("modulateImage", (caller, input) => modulateImage(context, caller, input)),
-    blurImage: billed("blurImage", (caller, input) => blurImage(context, caller, input)),
-    watermarkImage: billed("watermarkImage", (caller, input) => watermarkImage(context, caller, input)),
-    removeImageBackground: billed("removeImageBackground", (caller, input) =>
+    mirrorImage: job("mirrorImage", (caller, input) => mirrorImage(context, caller, input)),
+    convertImage: job("convertImage", (caller, input) => convertImage(context, caller, input)),
+    resizeImage: job("resizeImage", (caller, input) => resizeImage(context, caller, input)),
+    cropImage: job("cropImage", (caller, input) => cropImage(context, caller, input)),
+    rotateImage: job("rotateImage", (caller, input) => rotateImage(context, caller, input)),
+    modulateImage: job("modulateImage", (caller, input) => modulateImage(context, caller, input)),
+    blurImage: job("blurImage", (caller, input) => blurImage(context, caller, input)),
+    watermarkImage: job("watermarkImage", (caller, input) => watermarkImage(context, caller, input)),
+    removeImageBackground: job("removeImageBackground", (caller, input) =>
       removeImageBackground(context, deps.backgroundRemover, caller, input),
     ),
-    imagineImage: billed("imagineImage", (caller, input) => imagineImage(context, models, caller, input)),
-    visualizeImage: billed("visualizeImage", (caller, input) =>
-      visualizeImage(context, models, caller, input),
-    ),
-    classifyImage: billed("classifyImage", (caller, input) => classifyImage(context, models, caller, input)),
-    extractFormattedText: billed("extractFormattedText", (caller, input) =>
+    imagineImage: job("imagineImage", (caller, input) => imagineImage(context, models, caller, input)),
+    visualizeImage: job("visualizeImage", (caller, input) => visualizeImage(context, models, caller, input)),
+    classifyImage: job("classifyImage", (caller, input) => classifyImage(context, models, caller, input)),
+    extractFormattedText: job("extractFormattedText", (caller, input) =>
       extractFormattedText(context, models, caller, input),
     ),
   };

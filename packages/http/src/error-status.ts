@@ -33,6 +33,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, ErrorStatus>> = {
   RATE_LIMITED: { status: 429, slug: "too-many-requests", title: "Too Many Requests" },
   UNSUPPORTED_OPERATION: { status: 501, slug: "internal-error", title: "Internal Error" },
   STORAGE_UNAVAILABLE: { status: 503, slug: "internal-error", title: "Internal Error" },
+  OVERLOADED: { status: 503, slug: "internal-error", title: "Internal Error" },
   MODEL_NOT_CONFIGURED: { status: 501, slug: "internal-error", title: "Internal Error" },
   MODEL_UNAVAILABLE: { status: 503, slug: "internal-error", title: "Internal Error" },
   MODEL_BAD_RESPONSE: { status: 502, slug: "internal-error", title: "Internal Error" },
@@ -88,6 +89,7 @@ export function errorResponse(error: ImagePipelineError): HttpResponse {
   const message =
     row.status >= 500 &&
     error.code !== ErrorCodes.STORAGE_UNAVAILABLE &&
+    error.code !== ErrorCodes.OVERLOADED &&
     error.code !== ErrorCodes.UNSUPPORTED_OPERATION &&
     !MODEL_CODES.has(error.code)
       ? "An internal error occurred while processing the request."

@@ -41,7 +41,10 @@ const ERROR_RESPONSES = {
   "404": ["NotFound", "No image with that id for this key's stage, or no such route."],
   "422": ["ValidationFailed", "The path, query or body failed validation; every failing field is listed."],
   "429": ["TooManyRequests", "The key's rate limit is exceeded; retry after `Retry-After` seconds."],
-  "5XX": ["InternalError", "An unexpected failure, or a storage outage."],
+  "5XX": [
+    "InternalError",
+    "An unexpected failure; a storage or model outage, or the node at capacity (`OVERLOADED`), with `Retry-After` (503).",
+  ],
 } as const;
 
 /**

@@ -6,6 +6,7 @@ import {
   limitsSchema,
   policyOptionsSchema,
   urlImportOptionsSchema,
+  workQueueOptionsSchema,
 } from "@pixport/core";
 import { modelRegistrySchema } from "@pixport/vision-openai";
 import { z } from "zod";
@@ -185,6 +186,11 @@ export const serverConfigSchema = z
     metadata: z.enum(["fs", "redis"]).default("fs"),
     /** The bucket(s) of `storage: "s3"`; see the README section "Scale-out: S3 and Redis". */
     s3: s3ConfigSchema.optional(),
+    /**
+     * Back-pressure per node: image jobs running (`maxActive`, 8) and waiting (`maxQueued`, 32) at
+     * once, and the longest wait (`maxWaitMs`, 10000); beyond, 503 `OVERLOADED` with Retry-After.
+     */
+    workQueue: workQueueOptionsSchema.default(workQueueOptionsSchema.parse({})),
     /** The remove-background engine; see the README section "Offline image intelligence". */
     backgroundRemoval: backgroundRemovalConfigSchema.default({ engine: "sharp", family: "isnet" }),
   })
@@ -215,6 +221,13 @@ const ENV: Record<string, { key: string; kind: "number" | "string" | "boolean" |
   PIXPORT_MAX_OUTPUT_SIDE: { key: "maxOutputSide", kind: "limit" },
   PIXPORT_STORAGE: { key: "storage", kind: "string" },
   PIXPORT_METADATA: { key: "metadata", kind: "string" },
+};
+
+/** `workQueue.*` from the environment. */
+const WORK_QUEUE_ENV: Record<string, string> = {
+  PIXPORT_MAX_ACTIVE_JOBS: "maxActive",
+  PIXPORT_MAX_QUEUED_JOBS: "maxQueued",
+  PIXPORT_MAX_JOB_WAIT_MS: "maxWaitMs",
 };
 
 /** `backgroundRemoval.*` from the environment. */
@@ -264,6 +277,12 @@ function fromEnvironment(environment: NodeJS.ProcessEnv): Record<string, unknown
     if (raw === undefined || raw === "") continue;
     background[key] = kind === "string" ? raw : Number(raw);
   }
+  const workQueue: Record<string, unknown> = {};
+  for (const [name, key] of Object.entries(WORK_QUEUE_ENV)) {
+    const raw = environment[name];
+    if (raw !== undefined && raw !== "") workQueue[key] = Number(raw);
+  }
+  if (Object.keys(workQueue).length > 0) result.workQueue = workQueue;
   // A model path alone selects the ONNX engine.
   if (background.model !== undefined && background.engine === undefined) background.engine = "onnx";
   if (Object.keys(background).length > 0) result.backgroundRemoval = background;
@@ -309,7 +328,7 @@ export async function loadServerConfig(options: LoadConfigOptions = {}): Promise
       ...(options.overrides?.limits as object | undefined),
     },
   };
-  for (const section of ["s3", "backgroundRemoval"] as const) {
+  for (const section of ["s3", "backgroundRemoval", "workQueue"] as const) {
     const parts = [fromFile[section], env[section], options.overrides?.[section]].filter(
       (part) => part !== undefined,
     );

@@ -177,6 +177,7 @@ export async function createPixportRuntime(
       policies: config.policies,
       ...(testWatermark === undefined ? {} : { testWatermark }),
       urlImport: { ...config.urlImport, storageBaseUrls: [config.publicStorageBaseUrl] },
+      workQueue: config.workQueue,
     },
   );
   return {

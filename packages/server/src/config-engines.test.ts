@@ -53,3 +53,19 @@ describe("backgroundRemoval config", () => {
     ).toThrow(/backgroundRemoval\.threads/);
   });
 });
+
+describe("workQueue config", () => {
+  it("bounds every node by default and reads PIXPORT_MAX_* from the environment", async () => {
+    expect(resolveServerConfig({}).workQueue).toEqual({ maxActive: 8, maxQueued: 32, maxWaitMs: 10_000 });
+    const config = await loadServerConfig({
+      environment: {
+        PIXPORT_MAX_ACTIVE_JOBS: "2",
+        PIXPORT_MAX_QUEUED_JOBS: "0",
+        PIXPORT_MAX_JOB_WAIT_MS: "500",
+      },
+      overrides: { workQueue: { maxWaitMs: 750 } },
+    });
+    expect(config.workQueue).toEqual({ maxActive: 2, maxQueued: 0, maxWaitMs: 750 });
+    expect(() => resolveServerConfig({ workQueue: { maxActive: 0 } })).toThrow(/workQueue\.maxActive/);
+  });
+});

@@ -1,0 +1,90 @@
+import { z } from "zod";
+import { ErrorCodes, ImagePipelineError } from "../errors.js";
+
+/**
+ * Back-pressure of one pipeline (one node): at most `maxActive` image jobs run at once, at most
+ * `maxQueued` more wait in a first-in, first-out queue, and none waits longer than `maxWaitMs`.
+ * Anything beyond is refused at once with `OVERLOADED` (HTTP 503 with `Retry-After`), before any
+ * quota is reserved, so an overloaded node answers fast instead of piling up decoded images.
+ */
+export const workQueueOptionsSchema = z
+  .object({
+    /** Jobs running at once. @default 8 */
+    maxActive: z.number().int().min(1).max(10_000).default(8),
+    /** Jobs waiting for a slot; 0 refuses everything beyond `maxActive`. @default 32 */
+    maxQueued: z.number().int().min(0).max(100_000).default(32),
+    /** Longest wait for a slot (ms); a job still waiting is refused with `OVERLOADED`. @default 10000 */
+    maxWaitMs: z.number().int().min(1).max(600_000).default(10_000),
+  })
+  .strict();
+
+export type WorkQueueOptions = z.output<typeof workQueueOptionsSchema>;
+
+/** Load of a {@link WorkGate} right now. */
+export interface WorkGateStats {
+  active: number;
+  queued: number;
+}
+
+/** See {@link workQueueOptionsSchema}. */
+export interface WorkGate {
+  /** Runs `job` in a slot, or rejects with `OVERLOADED` when the node is full. */
+  run<T>(job: () => Promise<T>): Promise<T>;
+  stats(): WorkGateStats;
+}
+
+function overloaded(message: string, retryAfterSeconds: number): ImagePipelineError {
+  return new ImagePipelineError(ErrorCodes.OVERLOADED, message, { retryAfterSeconds });
+}
+
+/** Creates the gate of {@link workQueueOptionsSchema}. */
+export function createWorkGate(options: WorkQueueOptions): WorkGate {
+  let active = 0;
+  const queue: Array<{ start(): void }> = [];
+  // A refused client retries after about the time one slot takes to free up; 1 s at least.
+  const retryAfter = Math.max(1, Math.ceil(options.maxWaitMs / 1000 / Math.max(1, options.maxActive)));
+
+  function next(): void {
+    while (active < options.maxActive && queue.length > 0) queue.shift()?.start();
+  }
+
+  return {
+    stats: () => ({ active, queued: queue.length }),
+    run<T>(job: () => Promise<T>): Promise<T> {
+      const execute = async (): Promise<T> => {
+        active += 1;
+        try {
+          return await job();
+        } finally {
+          active -= 1;
+          next();
+        }
+      };
+      if (active < options.maxActive && queue.length === 0) return execute();
+      if (queue.length >= options.maxQueued) {
+        return Promise.reject(
+          overloaded(
+            `The server is at capacity (${options.maxActive} jobs running, ${queue.length} waiting); retry later.`,
+            retryAfter,
+          ),
+        );
+      }
+      return new Promise<T>((resolve, reject) => {
+        const entry = {
+          start: () => {
+            clearTimeout(timer);
+            execute().then(resolve, reject);
+          },
+        };
+        const timer = setTimeout(() => {
+          const index = queue.indexOf(entry);
+          if (index >= 0) queue.splice(index, 1);
+          reject(
+            overloaded(`The job waited ${options.maxWaitMs} ms for a free slot; retry later.`, retryAfter),
+          );
+        }, options.maxWaitMs);
+        queue.push(entry);
+      });
+    },
+  };
+}

@@ -1,0 +1,103 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ErrorCodes, isImagePipelineError } from "../src/errors.js";
+import { createWorkGate, workQueueOptionsSchema } from "../src/policies/work-gate.js";
+
+/** A job that runs until released. */
+function latch<T>(value: T) {
+  let release!: () => void;
+  const done = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let started = false;
+  return {
+    job: async () => {
+      started = true;
+      await done;
+      return value;
+    },
+    release: () => release(),
+    get started() {
+      return started;
+    },
+  };
+}
+
+async function rejection(promise: Promise<unknown>) {
+  return promise.then(
+    () => {
+      throw new Error("expected a rejection");
+    },
+    (error: unknown) => error,
+  );
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("createWorkGate", () => {
+  it("runs maxActive jobs, queues maxQueued in order, refuses the rest at once with OVERLOADED", async () => {
+    const gate = createWorkGate({ maxActive: 2, maxQueued: 2, maxWaitMs: 60_000 });
+    const jobs = [1, 2, 3, 4].map((value) => latch(value));
+    const results = jobs.map((entry) => gate.run(entry.job));
+    expect(jobs.map((entry) => entry.started)).toEqual([true, true, false, false]);
+    expect(gate.stats()).toEqual({ active: 2, queued: 2 });
+    const refused = await rejection(gate.run(async () => 5));
+    expect(isImagePipelineError(refused) && refused.code).toBe(ErrorCodes.OVERLOADED);
+    expect((refused as { retryAfterSeconds?: number }).retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    // Finishing the second job starts the first queued one (FIFO), not the later one.
+    jobs[1]!.release();
+    expect(await results[1]).toBe(2);
+    expect(jobs.map((entry) => entry.started)).toEqual([true, true, true, false]);
+    for (const entry of jobs) entry.release();
+    expect(await Promise.all(results)).toEqual([1, 2, 3, 4]);
+    expect(gate.stats()).toEqual({ active: 0, queued: 0 });
+  });
+
+  it("frees the slot of a job that fails, and passes its error through", async () => {
+    const gate = createWorkGate({ maxActive: 1, maxQueued: 0, maxWaitMs: 1000 });
+    await expect(gate.run(async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
+    expect(gate.stats()).toEqual({ active: 0, queued: 0 });
+    expect(await gate.run(async () => "next")).toBe("next");
+  });
+
+  it("maxQueued 0 refuses everything beyond the running jobs", async () => {
+    const gate = createWorkGate({ maxActive: 1, maxQueued: 0, maxWaitMs: 1000 });
+    const running = latch("a");
+    const first = gate.run(running.job);
+    const refused = await rejection(gate.run(async () => "b"));
+    expect(isImagePipelineError(refused) && refused.code).toBe(ErrorCodes.OVERLOADED);
+    running.release();
+    expect(await first).toBe("a");
+  });
+
+  it("refuses a job that waited maxWaitMs, which then never runs", async () => {
+    vi.useFakeTimers();
+    const gate = createWorkGate({ maxActive: 1, maxQueued: 5, maxWaitMs: 2000 });
+    const running = latch("a");
+    const first = gate.run(running.job);
+    let ranLate = false;
+    const waiting = rejection(
+      gate.run(async () => {
+        ranLate = true;
+      }),
+    );
+    expect(gate.stats()).toEqual({ active: 1, queued: 1 });
+    await vi.advanceTimersByTimeAsync(1999);
+    expect(gate.stats().queued).toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+    const error = await waiting;
+    expect(isImagePipelineError(error) && error.code).toBe(ErrorCodes.OVERLOADED);
+    expect(gate.stats()).toEqual({ active: 1, queued: 0 });
+    running.release();
+    expect(await first).toBe("a");
+    expect(ranLate).toBe(false);
+  });
+
+  it("validates its options and fills the defaults", () => {
+    expect(workQueueOptionsSchema.parse({})).toEqual({ maxActive: 8, maxQueued: 32, maxWaitMs: 10_000 });
+    expect(workQueueOptionsSchema.safeParse({ maxActive: 0 }).success).toBe(false);
+    expect(workQueueOptionsSchema.safeParse({ maxQueued: -1 }).success).toBe(false);
+    expect(workQueueOptionsSchema.safeParse({ extra: 1 }).success).toBe(false);
+  });
+});

@@ -1,0 +1,112 @@
+import { once } from "node:events";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createSharpCodec } from "@pixport/codec-sharp";
+import { type ImageCodec, quotaPeriod } from "@pixport/core";
+import { createHttpHandler } from "@pixport/http";
+import { createExpressRouter } from "@pixport/http-express";
+import { createHttpBindingPipeline, type HttpBindingPipeline } from "@pixport/testing";
+import express from "express";
+import sharp from "sharp";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+// Back-pressure over a real socket: a node with one job slot and one queue place refuses the third
+// concurrent image job at once with 503 OVERLOADED and Retry-After, bills nothing for it, and runs
+// the accepted ones to completion. A codec that waits on a latch makes the jobs slow on demand.
+
+let server: Server;
+let base: string;
+let subject: HttpBindingPipeline;
+let key: string;
+const latch = { closed: false, waiting: [] as Array<() => void>, calls: 0 };
+
+function latchedCodec(inner: ImageCodec): ImageCodec {
+  return {
+    ...inner,
+    name: inner.name,
+    capabilities: inner.capabilities,
+    probe: (input) => inner.probe(input),
+    async transform(request) {
+      latch.calls += 1;
+      if (latch.closed) await new Promise<void>((resolve) => latch.waiting.push(resolve));
+      return inner.transform(request);
+    },
+  };
+}
+
+beforeAll(async () => {
+  subject = createHttpBindingPipeline({
+    codec: latchedCodec(createSharpCodec()),
+    pipelineOptions: { workQueue: { maxActive: 1, maxQueued: 1, maxWaitMs: 30_000 } },
+  });
+  key = await subject.createKey("live", "busy");
+  const app = express();
+  app.use(createExpressRouter(createHttpHandler(subject.pipeline)));
+  server = app.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server.close();
+  await once(server, "close");
+});
+
+const resize = (id: string) =>
+  fetch(`${base}/v1/images/${id}/resize`, {
+    method: "POST",
+    headers: { "x-api-key": key, "content-type": "application/json" },
+    body: JSON.stringify({ width: 40 }),
+  });
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let attempt = 0; attempt < 500 && !condition(); attempt += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  expect(condition()).toBe(true);
+}
+
+describe("back-pressure (workQueue) over HTTP", () => {
+  it("answers 503 OVERLOADED with Retry-After beyond the slots and the queue, and bills nothing for it", async () => {
+    const png = await sharp({ create: { width: 120, height: 80, channels: 3, background: "#3366cc" } })
+      .png()
+      .toBuffer();
+    const form = new FormData();
+    form.append("image", new Blob([new Uint8Array(png)]), "tile.png");
+    form.append("name", "tile");
+    const uploaded = await fetch(`${base}/v1/images`, {
+      method: "POST",
+      headers: { "x-api-key": key },
+      body: form,
+    });
+    expect(uploaded.status).toBe(201);
+    const { id } = (await uploaded.json()) as { id: string };
+    expect(uploaded.headers.get("x-image-processing-usage")).toBe("1");
+
+    latch.closed = true;
+    const first = resize(id);
+    await until(() => latch.waiting.length === 1);
+    const second = resize(id);
+    await until(() => subject.pipeline.load()?.queued === 1);
+    expect(subject.pipeline.load()).toEqual({ active: 1, queued: 1 });
+
+    const refused = await resize(id);
+    expect(refused.status).toBe(503);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    const body = (await refused.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ status: 503, code: "OVERLOADED", error: "Internal Error" });
+    expect(body.message).toMatch(/capacity/);
+    expect(refused.headers.get("x-image-processing-usage")).toBe("0");
+    // The refused request never reached the codec.
+    expect(latch.calls).toBe(2);
+
+    latch.closed = false;
+    for (const release of latch.waiting.splice(0)) release();
+    const [a, b] = await Promise.all([first, second]);
+    expect([a.status, b.status]).toEqual([201, 201]);
+    expect(subject.pipeline.load()).toEqual({ active: 0, queued: 0 });
+    // The account's month: the upload and the two accepted resizes; the refused one reserved nothing.
+    const { policy } = subject.pipeline.context;
+    expect(await policy.quota.usage("busy", quotaPeriod(policy.clock.now()))).toBe(3);
+  });
+});
