@@ -1,4 +1,4 @@
-import type { HttpHandler, HttpRequest, HttpResponse } from "@pixport/http";
+import { clientGoneSignal, type HttpHandler, type HttpRequest, type HttpResponse } from "@pixport/http";
 import { type NextFunction, type Request, type Response, Router } from "express";
 
 /** Options of {@link createExpressRouter}. */
@@ -25,7 +25,7 @@ export interface ExpressRouterOptions {
 export function createExpressRouter(handler: HttpHandler, options: ExpressRouterOptions = {}): Router {
   const router = Router();
   router.use((request: Request, response: Response, next: NextFunction) => {
-    handler(toHttpRequest(request, options))
+    handler({ ...toHttpRequest(request, options), signal: clientGoneSignal(response) })
       .then((result) => send(response, result))
       .catch(next);
   });

@@ -1,6 +1,7 @@
 import type { Readable } from "node:stream";
 import { ErrorCodes, type ImagePipeline, ImagePipelineError, type Logger } from "@pixport/core";
 import {
+  clientGoneSignal,
   createHttpHandler,
   defaultRoutes,
   type HttpHandler,
@@ -57,7 +58,10 @@ export const fastifyPixport: FastifyPluginAsync<FastifyPixportOptions> = async (
   });
 
   const serve = async (request: FastifyRequest, reply: FastifyReply) => {
-    const response = await handler(toHttpRequest(request, prefix));
+    const response = await handler({
+      ...toHttpRequest(request, prefix),
+      signal: clientGoneSignal(reply.raw),
+    });
     return send(reply, response);
   };
   const registered = new Set<string>();

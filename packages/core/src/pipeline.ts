@@ -251,7 +251,8 @@ export function createImagePipeline(
   function job<I, O>(operationId: string, operation: (caller: Caller, input: I) => Promise<O>) {
     const inner = billed(operationId, operation);
     if (gate === undefined) return inner;
-    return (caller: Caller, input: I) => gate.run(() => inner(caller, input));
+    return (caller: Caller, input: I) =>
+      gate.run(() => inner(caller, input), (input as { signal?: AbortSignal } | undefined)?.signal);
   }
 
   return {

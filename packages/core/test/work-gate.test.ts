@@ -94,6 +94,28 @@ describe("createWorkGate", () => {
     expect(ranLate).toBe(false);
   });
 
+  it("drops a waiting job whose signal aborts, with the signal's reason; an aborted signal never queues", async () => {
+    const gate = createWorkGate({ maxActive: 1, maxQueued: 5, maxWaitMs: 60_000 });
+    const running = latch("a");
+    const first = gate.run(running.job);
+    const client = new AbortController();
+    let ran = false;
+    const waiting = rejection(
+      gate.run(async () => {
+        ran = true;
+      }, client.signal),
+    );
+    expect(gate.stats()).toEqual({ active: 1, queued: 1 });
+    client.abort(new Error("client gone"));
+    expect(((await waiting) as Error).message).toBe("client gone");
+    expect(gate.stats()).toEqual({ active: 1, queued: 0 });
+    const late = await rejection(gate.run(async () => "never", AbortSignal.abort(new Error("already gone"))));
+    expect((late as Error).message).toBe("already gone");
+    running.release();
+    expect(await first).toBe("a");
+    expect(ran).toBe(false);
+  });
+
   it("validates its options and fills the defaults", () => {
     expect(workQueueOptionsSchema.parse({})).toEqual({ maxActive: 8, maxQueued: 32, maxWaitMs: 10_000 });
     expect(workQueueOptionsSchema.safeParse({ maxActive: 0 }).success).toBe(false);

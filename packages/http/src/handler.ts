@@ -185,6 +185,12 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
       const result = await route.invoke(context);
       return finish(toResponse(result));
     } catch (error) {
+      if (request.signal?.aborted === true) {
+        // The client is gone: whatever failed failed because of that, and no one reads the answer.
+        // 499 (nginx's "client closed request") keeps it apart from real failures in access logs.
+        logger.info?.("client closed the request", { method: request.method, path: request.path });
+        return finish(jsonResponse(499, { status: 499, error: "Client Closed Request" }));
+      }
       if (isImagePipelineError(error)) {
         if (error.code === ErrorCodes.INTERNAL || error.code === ErrorCodes.INVALID_CONFIGURATION) {
           logger.error?.("request failed", {

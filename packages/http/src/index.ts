@@ -26,4 +26,10 @@ export { defaultRoutes } from "./routes/default-routes.js";
 export { imageRoutes } from "./routes/images.js";
 export { openApiRoute } from "./routes/openapi.js";
 export type { BodyKind, Route, RouteContext, RouteResult } from "./routes/route.js";
-export { type HttpRequest, type HttpResponse, headerValue } from "./types.js";
+export {
+  type ClosableResponse,
+  clientGoneSignal,
+  type HttpRequest,
+  type HttpResponse,
+  headerValue,
+} from "./types.js";

@@ -9,6 +9,8 @@ export interface RecordedOpenAiRequest {
   headers: IncomingMessage["headers"];
   /** The parsed JSON body (`undefined` when it did not parse). */
   body: any;
+  /** Set when the client (pixport) closed the connection before an answer was sent. */
+  abandoned?: boolean;
 }
 
 /** A scripted answer. */
@@ -87,6 +89,9 @@ export async function startOpenAiCompatibleServer(): Promise<OpenAiCompatibleSer
         body: await readJson(req),
       };
       requests.push(recorded);
+      res.once("close", () => {
+        if (!res.writableFinished) recorded.abandoned = true;
+      });
       const reply = queue.shift() ?? (await handler(recorded));
       if ("hang" in reply) {
         hanging.add(res);

@@ -31,6 +31,11 @@ import {
 export interface TransformInput {
   imageId: unknown;
   body: unknown;
+  /**
+   * The caller gave up (e.g. the client disconnected). A job still waiting for a slot of the work
+   * gate is dropped; codec work, short and bounded, runs to its end once started.
+   */
+  signal?: AbortSignal;
 }
 
 /** What a transform turns its validated body into. */

@@ -28,8 +28,11 @@ export interface WorkGateStats {
 
 /** See {@link workQueueOptionsSchema}. */
 export interface WorkGate {
-  /** Runs `job` in a slot, or rejects with `OVERLOADED` when the node is full. */
-  run<T>(job: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `job` in a slot, or rejects with `OVERLOADED` when the node is full. A job whose `signal`
+   * aborts while it waits leaves the queue and rejects with the signal's reason, never running.
+   */
+  run<T>(job: () => Promise<T>, signal?: AbortSignal): Promise<T>;
   stats(): WorkGateStats;
 }
 
@@ -50,7 +53,8 @@ export function createWorkGate(options: WorkQueueOptions): WorkGate {
 
   return {
     stats: () => ({ active, queued: queue.length }),
-    run<T>(job: () => Promise<T>): Promise<T> {
+    run<T>(job: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+      if (signal?.aborted) return Promise.reject(signal.reason);
       const execute = async (): Promise<T> => {
         active += 1;
         try {
@@ -70,19 +74,29 @@ export function createWorkGate(options: WorkQueueOptions): WorkGate {
         );
       }
       return new Promise<T>((resolve, reject) => {
+        const leave = (reason: unknown) => {
+          clearTimeout(timer);
+          signal?.removeEventListener("abort", onAbort);
+          const index = queue.indexOf(entry);
+          if (index >= 0) queue.splice(index, 1);
+          reject(reason);
+        };
+        const onAbort = () => leave(signal?.reason);
         const entry = {
           start: () => {
             clearTimeout(timer);
+            signal?.removeEventListener("abort", onAbort);
             execute().then(resolve, reject);
           },
         };
-        const timer = setTimeout(() => {
-          const index = queue.indexOf(entry);
-          if (index >= 0) queue.splice(index, 1);
-          reject(
-            overloaded(`The job waited ${options.maxWaitMs} ms for a free slot; retry later.`, retryAfter),
-          );
-        }, options.maxWaitMs);
+        const timer = setTimeout(
+          () =>
+            leave(
+              overloaded(`The job waited ${options.maxWaitMs} ms for a free slot; retry later.`, retryAfter),
+            ),
+          options.maxWaitMs,
+        );
+        signal?.addEventListener("abort", onAbort, { once: true });
         queue.push(entry);
       });
     },

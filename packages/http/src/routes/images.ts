@@ -82,7 +82,11 @@ function imageRoute(
         input: TransformInput,
       ) => Promise<unknown>;
       return operation
-        .call(context.pipeline, context.caller, { imageId: context.params.image_id, body: context.body })
+        .call(context.pipeline, context.caller, {
+          imageId: context.params.image_id,
+          body: context.body,
+          signal: context.request.signal,
+        })
         .then((body): RouteResult => ({ kind: "json", status: 201, body }));
     },
   };
@@ -147,7 +151,9 @@ export const imageRoutes: readonly Route[] = [
     responseSchema: imageSchema,
     successStatus: 201,
     invoke: (context) =>
-      context.pipeline.imagineImage(context.caller, { body: context.body }).then(image(201)),
+      context.pipeline
+        .imagineImage(context.caller, { body: context.body, signal: context.request.signal })
+        .then(image(201)),
   },
   {
     operationId: "listImages",

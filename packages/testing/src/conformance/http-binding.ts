@@ -9,6 +9,7 @@ import {
   hashApiKey,
   type ImageCodec,
   type ImagePipeline,
+  type ImagePipelineDeps,
   type ImagePipelineOptions,
   type KeyKind,
 } from "@pixport/core";
@@ -81,6 +82,8 @@ export function createHttpBindingPipeline(options: {
   codec: ImageCodec;
   publicStorageBaseUrl?: string;
   pipelineOptions?: ImagePipelineOptions;
+  /** Extra ports (a background remover, models, ...). */
+  deps?: Partial<ImagePipelineDeps>;
 }): HttpBindingPipeline {
   const publicStorageBaseUrl = options.publicStorageBaseUrl ?? "https://cdn.test";
   const blobStore = createMemoryBlobStore();
@@ -96,6 +99,7 @@ export function createHttpBindingPipeline(options: {
         target: createMemoryBlobStore(),
         publicBaseUrl: publicStorageBaseUrl,
       }),
+      ...options.deps,
     },
     {
       // The binding suite checks the wire contract; the rate limits and the trial quota have their

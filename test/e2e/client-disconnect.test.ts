@@ -1,0 +1,69 @@
+import { quotaPeriod } from "@pixport/core";
+import type { PixportServer } from "@pixport/server";
+import { type OpenAiCompatibleServer, startOpenAiCompatibleServer } from "@pixport/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newKey, removeDir, solid, startServer, tempDataDir, upload } from "./harness.js";
+
+// A client that gives up must not keep a paid model call running: when the HTTP connection closes
+// before the answer, the upstream request is aborted at once (long before the model deadline),
+// and nothing is billed. The provider is a loopback OpenAI-compatible server that never answers.
+
+let provider: OpenAiCompatibleServer;
+let server: PixportServer;
+let dataDir: string;
+let key: string;
+
+beforeAll(async () => {
+  provider = await startOpenAiCompatibleServer();
+  dataDir = await tempDataDir();
+  server = await startServer(dataDir, {
+    models: {
+      registry: { vision: { baseUrl: provider.baseUrl, model: "gemini-2.5-flash", apiKey: "sk-loopback" } },
+      defaults: { visualize: "vision", classify: "vision", extract: "vision" },
+      // Far longer than the test waits: only the disconnect can end the upstream call in time.
+      timeoutMs: 60_000,
+    },
+  });
+  key = await newKey(server, "live", "leaver");
+});
+
+afterAll(async () => {
+  await server.close();
+  await provider.close();
+  await removeDir(dataDir);
+});
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  for (let attempt = 0; attempt < 1000 && !condition(); attempt += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  expect(condition(), what).toBe(true);
+}
+
+describe("a client disconnect cancels the upstream model call", () => {
+  it.each([
+    ["visualize", { prompt: "What is in the picture?" }],
+    ["extract-formatted-text", { format: "markdown" }],
+  ])("%s: the provider sees its request abandoned, and the call is not billed", async (path, body) => {
+    const image = await upload(server.url, key, await solid(64, 48, [200, 40, 40]));
+    const { policy } = server.pipeline.context;
+    const usageBefore = await policy.quota.usage("leaver", quotaPeriod(policy.clock.now()));
+    provider.reset();
+    provider.setHandler(() => ({ hang: true }));
+    const client = new AbortController();
+    const pending = fetch(`${server.url}/v1/images/${image.id}/${path}`, {
+      method: "POST",
+      headers: { "x-api-key": key, "content-type": "application/json" },
+      body: JSON.stringify(body),
+      signal: client.signal,
+    }).catch((error: unknown) => error);
+    await until(() => provider.requests.length === 1, "the call reached the provider");
+    expect(provider.requests[0]?.abandoned).toBeUndefined();
+    client.abort();
+    expect(await pending).toBeInstanceOf(Error);
+    await until(() => provider.requests[0]?.abandoned === true, "pixport abandoned the upstream request");
+    // The quota reservation is given back once the aborted call settles.
+    await until(() => server.pipeline.load()?.active === 0, "the job ended");
+    expect(await policy.quota.usage("leaver", quotaPeriod(policy.clock.now()))).toBe(usageBefore);
+  });
+});
