@@ -72,7 +72,7 @@ describe("fastifyPixport and a client that goes away", () => {
     client.abort();
     expect(await pending).toBeInstanceOf(Error);
     await until(() => seen[0]?.aborted === true);
-    expect((seen[0]?.reason as Error).name).toBe("AbortError");
+    expect((seen[0]?.reason as Error | undefined)?.name).toBe("AbortError");
     // Logged as a closed request, not as a failure of the server.
     await until(() => logged.length > 0);
     expect(logged).toEqual([["info", "client closed the request"]]);
