@@ -83,6 +83,14 @@ export {
   requestsPerMinute,
 } from "./policies/limits-policy.js";
 export {
+  type CircuitStatus,
+  createModelCircuitBreaker,
+  guardModelPorts,
+  type ModelCircuitBreaker,
+  type ModelCircuitOptions,
+  modelCircuitOptionsSchema,
+} from "./policies/model-circuit.js";
+export {
   SHARE_LINK_PROVIDERS,
   type ShareLinkProvider,
   type ShareLinkProviderName,

@@ -46,6 +46,11 @@ import {
 import { type UploadImageInput, uploadImage } from "./operations/upload-image.js";
 import { BILLING_UNITS } from "./policies/billing.js";
 import { admitRequest, policyOptionsSchema, withQuota } from "./policies/limits-policy.js";
+import {
+  createModelCircuitBreaker,
+  guardModelPorts,
+  modelCircuitOptionsSchema,
+} from "./policies/model-circuit.js";
 import { DEFAULT_TEST_WATERMARK } from "./policies/test-watermark.js";
 import { createUrlImportPolicy, urlImportOptionsSchema } from "./policies/url-import-policy.js";
 import { createWorkGate, type WorkGateStats, workQueueOptionsSchema } from "./policies/work-gate.js";
@@ -135,6 +140,12 @@ export const imagePipelineOptionsSchema = z.object({
    * Absent: no bound (a library caller controls its own concurrency). The prebuilt server sets it.
    */
   workQueue: workQueueOptionsSchema.optional(),
+  /**
+   * Circuit breaker of the model-backed operations (per model): after `failureThreshold` provider
+   * failures in a row, calls fail fast with `MODEL_UNAVAILABLE` for `cooldownMs`, then one probe
+   * goes through. `false` turns it off. @default { failureThreshold: 5, cooldownMs: 30000 }
+   */
+  modelCircuit: modelCircuitOptionsSchema.default({ failureThreshold: 5, cooldownMs: 30_000 }),
 });
 
 export type ImagePipelineOptions = z.input<typeof imagePipelineOptionsSchema>;
@@ -237,7 +248,13 @@ export function createImagePipeline(
   if (missing.length > 0) {
     context.logger.warn?.(`codec ${context.codec.name} cannot encode: ${missing.join(", ")}`);
   }
-  const models: ModelPorts = { ...deps.models };
+  const models: ModelPorts =
+    parsed.data.modelCircuit === false
+      ? { ...deps.models }
+      : guardModelPorts(
+          { ...deps.models },
+          createModelCircuitBreaker(parsed.data.modelCircuit, context.clock),
+        );
   const gate = parsed.data.workQueue === undefined ? undefined : createWorkGate(parsed.data.workQueue);
   /** Wraps a billable operation in the monthly quota (reserve first, give back on failure). */
   function billed<I, O>(operationId: string, operation: (caller: Caller, input: I) => Promise<O>) {

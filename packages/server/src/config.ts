@@ -4,6 +4,7 @@ import {
   ErrorCodes,
   ImagePipelineError,
   limitsSchema,
+  modelCircuitOptionsSchema,
   policyOptionsSchema,
   urlImportOptionsSchema,
   workQueueOptionsSchema,
@@ -174,6 +175,12 @@ export const serverConfigSchema = z
      * See the README section "Model-backed operations".
      */
     models: modelRegistrySchema.optional(),
+    /**
+     * Circuit breaker of the model-backed operations, per model and node: `failureThreshold`
+     * provider failures in a row (5) pause the model's calls for `cooldownMs` (30000) with a fast
+     * 503 `MODEL_UNAVAILABLE`; `false` turns it off.
+     */
+    modelCircuit: modelCircuitOptionsSchema.default({ failureThreshold: 5, cooldownMs: 30_000 }),
     /**
      * Where image bytes live: `fs` (the data directory) or `s3` (an S3 or S3-compatible bucket,
      * configured under `s3`), for several stateless nodes. @default "fs"

@@ -178,6 +178,7 @@ export async function createPixportRuntime(
       ...(testWatermark === undefined ? {} : { testWatermark }),
       urlImport: { ...config.urlImport, storageBaseUrls: [config.publicStorageBaseUrl] },
       workQueue: config.workQueue,
+      modelCircuit: config.modelCircuit,
     },
   );
   return {
