@@ -1,7 +1,8 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: ["src/index.ts"],
+  // worker.ts is the entry of the codec's worker threads (loaded by URL as dist/worker.js).
+  entry: ["src/index.ts", "src/worker.ts"],
   format: ["esm"],
   dts: true,
   sourcemap: true,

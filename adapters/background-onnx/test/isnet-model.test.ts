@@ -103,6 +103,8 @@ describe("background-onnx on IS-Net", () => {
     await remover.remove(input);
     const duration = performance.now() - started;
     clearInterval(ticker);
+    // The stretch since the last tick counts too (a loop blocked all along never ticks at all).
+    longestGap = Math.max(longestGap, performance.now() - last);
     // On the calling thread the inference (70 % or more of the call, measured) would be one gap.
     expect(
       longestGap,

@@ -1,3 +1,6 @@
+import { existsSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { fileURLToPath } from "node:url";
 import type {
   CodecCapabilities,
   EncodedImage,
@@ -8,12 +11,19 @@ import type {
   TransformRequest,
   TransformStep,
 } from "@pixport/core";
-import { IMAGE_FORMATS, sniffImageFormat, TRANSFORM_STEP_TYPES } from "@pixport/core";
+import {
+  ErrorCodes,
+  IMAGE_FORMATS,
+  ImagePipelineError,
+  sniffImageFormat,
+  TRANSFORM_STEP_TYPES,
+} from "@pixport/core";
 import { type Bitmap, crop, mirror } from "./bitmap.js";
 import { checkHeader, decode, encode } from "./codecs.js";
 import { asBuffer, tooLarge, unsupported } from "./errors.js";
 import { readHeader } from "./header.js";
 import { type JimpImageCodecOptions, parseJimpImageCodecOptions } from "./options.js";
+import { JimpWorkerPool } from "./pool.js";
 import { blur } from "./steps/blur.js";
 import { modulate } from "./steps/modulate.js";
 import { drawOver } from "./steps/overlay.js";
@@ -43,8 +53,9 @@ const CAPABILITIES: CodecCapabilities = Object.freeze({
  *   partial image. EXIF orientation is applied and metadata is stripped.
  * - Inputs jimp cannot decode although they are valid (arithmetic-coded or 12-bit JPEG, animated
  *   WebP) reject with `UNSUPPORTED_OPERATION`, as does a step or format outside `capabilities`.
- * - Decoding and every step run synchronously on the calling thread: a large image blocks the event
- *   loop for its whole transform. Run it in a worker pool when latency of other requests matters.
+ * - Transforms run in worker threads (`workers`, default min(4, cores)): jimp is synchronous
+ *   JavaScript, and on the calling thread a large image would block the event loop for its whole
+ *   transform. `workers: 0` runs them on the calling thread. `probe` reads headers in place.
  *
  * @example
  * ```ts
@@ -55,15 +66,48 @@ const CAPABILITIES: CodecCapabilities = Object.freeze({
  * const pipeline = createImagePipeline({ codec, blobStore, images, keys, publisher });
  * ```
  */
-export function createJimpCodec(options: JimpImageCodecOptions = {}): ImageCodec {
+export function createJimpCodec(options: JimpImageCodecOptions = {}): JimpCodec {
   const settings = parseJimpImageCodecOptions(options);
+  const workers = settings.workers ?? Math.max(1, Math.min(4, availableParallelism()));
+  if (workers === 0) {
+    return {
+      name: "jimp",
+      capabilities: CAPABILITIES,
+      probe: async (input) => probe(input),
+      transform: (request) => transformInThread(request, settings.maxInputPixels),
+      close: async () => {},
+    };
+  }
+  if (!existsSync(WORKER_SCRIPT)) {
+    throw new ImagePipelineError(
+      ErrorCodes.INVALID_CONFIGURATION,
+      `The jimp codec's worker script ${fileURLToPath(WORKER_SCRIPT)} is missing: build @pixport/codec-jimp (pnpm build) or pass workers: 0.`,
+    );
+  }
+  const pool = new JimpWorkerPool(workers, WORKER_SCRIPT);
   return {
     name: "jimp",
     capabilities: CAPABILITIES,
     probe: async (input) => probe(input),
-    transform: (request) => transform(request, settings.maxInputPixels),
+    async transform(request) {
+      // Checked here, so a bad request fails the same way on either thread and nothing odd is cloned.
+      validateRequest(request);
+      return pool.run(request, settings.maxInputPixels);
+    },
+    close: () => pool.close(),
   };
 }
+
+/** The jimp codec; `close()` stops its worker threads (they never hold the process open). */
+export interface JimpCodec extends ImageCodec {
+  close(): Promise<void>;
+}
+
+/**
+ * The worker entry, always the built one: `dist/worker.js` next to `dist/index.js`, and from the
+ * sources (tests) the same file, so `pnpm build` must run before tests of edited jimp code.
+ */
+const WORKER_SCRIPT = new URL("../dist/worker.js", import.meta.url);
 
 function probe(input: Uint8Array): ImageHeader | null {
   const bytes = asBuffer(input, "input");
@@ -80,14 +124,27 @@ function probe(input: Uint8Array): ImageHeader | null {
   };
 }
 
-async function transform(request: TransformRequest, defaultMaxPixels: number): Promise<EncodedImage> {
+function validateRequest(request: TransformRequest): void {
   if (typeof request !== "object" || request === null) {
     throw new TypeError(
       `Expected object for request, received ${request === null ? "null" : typeof request}`,
     );
   }
-  const input = asBuffer(request.input, "input");
+  asBuffer(request.input, "input");
   assertSupported(request);
+  for (const step of request.steps) {
+    if (step.type !== "overlay") continue;
+    for (const [index, layer] of step.layers.entries()) asBuffer(layer.input, `layers[${index}].input`);
+  }
+}
+
+/** The whole transform on the calling thread (the worker threads run this too). */
+export async function transformInThread(
+  request: TransformRequest,
+  defaultMaxPixels: number,
+): Promise<EncodedImage> {
+  validateRequest(request);
+  const input = asBuffer(request.input, "input");
   const requested = request.limits?.maxInputPixels;
   const maxPixels =
     typeof requested === "number" && Number.isFinite(requested) && requested > 0

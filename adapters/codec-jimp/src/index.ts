@@ -1,2 +1,2 @@
-export { createJimpCodec } from "./create-jimp-codec.js";
+export { createJimpCodec, type JimpCodec } from "./create-jimp-codec.js";
 export { type JimpImageCodecOptions, jimpImageCodecOptionsSchema } from "./options.js";

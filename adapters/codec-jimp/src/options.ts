@@ -10,6 +10,12 @@ export const jimpImageCodecOptionsSchema = z.strictObject({
    * @default 50_000_000
    */
   maxInputPixels: z.number().int().positive().default(50_000_000),
+  /**
+   * Worker threads running the transforms (jimp is synchronous JavaScript: on the calling thread a
+   * large image would block the event loop for its whole transform). `0` runs them on the calling
+   * thread. @default min(4, available cores)
+   */
+  workers: z.number().int().min(0).max(64).optional(),
 });
 
 /** Options of {@link createJimpCodec} (all optional; see {@link jimpImageCodecOptionsSchema}). */

@@ -189,6 +189,7 @@ export async function createPixportRuntime(
     async close() {
       await embeddedExtractor?.close();
       await backgroundRemover?.close?.();
+      await (codec as { close?(): Promise<void> }).close?.();
       if (redis !== undefined) await redis.quit().catch(() => redis?.disconnect());
       storage.close();
     },

@@ -1,0 +1,127 @@
+import { Worker } from "node:worker_threads";
+import type { EncodedImage, TransformRequest } from "@pixport/core";
+import { ErrorCodes, ImagePipelineError, isImagePipelineError } from "@pixport/core";
+
+/** An error as it crosses the thread boundary. */
+export interface SerializedError {
+  name: string;
+  message: string;
+  code?: string;
+  issues?: ImagePipelineError["issues"];
+}
+
+export function serializeError(error: unknown): SerializedError {
+  if (isImagePipelineError(error)) {
+    return { name: error.name, message: error.message, code: error.code, issues: [...error.issues] };
+  }
+  if (error instanceof Error) return { name: error.name, message: error.message };
+  return { name: "Error", message: String(error) };
+}
+
+/** Re-creates a worker's error: pixport errors with their code and issues, `TypeError`s as such. */
+export function deserializeError(error: SerializedError): Error {
+  if (error.code !== undefined && error.code in ErrorCodes) {
+    return new ImagePipelineError(error.code as keyof typeof ErrorCodes, error.message, {
+      issues: error.issues ?? [],
+    });
+  }
+  if (error.name === "TypeError") return new TypeError(error.message);
+  if (error.name === "RangeError") return new RangeError(error.message);
+  return new ImagePipelineError(ErrorCodes.INTERNAL, `jimp worker: ${error.message}`);
+}
+
+/** A job for the worker: the request and the default pixel cap. */
+export interface WorkerJob {
+  id: number;
+  request: TransformRequest;
+  maxPixels: number;
+}
+
+export type WorkerAnswer = { id: number; result: EncodedImage } | { id: number; error: SerializedError };
+
+interface Slot {
+  worker: Worker;
+  jobs: Map<number, { resolve(result: EncodedImage): void; reject(error: Error): void }>;
+}
+
+/**
+ * The jimp codec's worker threads: jimp decodes, transforms and encodes synchronously, so each
+ * transform runs in one of `size` workers (started on first use, kept, `unref`ed so they never
+ * hold the process open) and the event loop stays free. Jobs go to the worker with the fewest jobs
+ * in flight; a worker that dies fails its jobs with `INTERNAL` and is replaced on the next job.
+ */
+export class JimpWorkerPool {
+  private readonly slots: Slot[] = [];
+  private nextId = 0;
+
+  constructor(
+    private readonly size: number,
+    private readonly script: URL,
+  ) {}
+
+  run(request: TransformRequest, maxPixels: number): Promise<EncodedImage> {
+    const slot = this.pick();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      slot.jobs.set(id, { resolve, reject });
+      // Structured clone copies the bytes: the caller's buffer (a cache entry, maybe) stays its own.
+      slot.worker.postMessage({ id, request, maxPixels } satisfies WorkerJob);
+    });
+  }
+
+  async close(): Promise<void> {
+    const slots = this.slots.splice(0);
+    await Promise.all(slots.map((slot) => slot.worker.terminate()));
+  }
+
+  private pick(): Slot {
+    if (this.slots.length < this.size) {
+      const idle = this.slots.find((slot) => slot.jobs.size === 0);
+      if (idle !== undefined) return idle;
+      return this.spawn();
+    }
+    return this.slots.reduce((best, slot) => (slot.jobs.size < best.jobs.size ? slot : best));
+  }
+
+  private spawn(): Slot {
+    // The worker is the built script: it resolves packages by their default exports even when
+    // this process runs with a `--conditions` flag (the test runner's `pixport-source`).
+    const worker = new Worker(this.script, { execArgv: withoutConditions(process.execArgv) });
+    worker.unref();
+    const slot: Slot = { worker, jobs: new Map() };
+    worker.on("message", (answer: WorkerAnswer) => {
+      const job = slot.jobs.get(answer.id);
+      if (job === undefined) return;
+      slot.jobs.delete(answer.id);
+      if ("error" in answer) job.reject(deserializeError(answer.error));
+      else job.resolve(answer.result);
+    });
+    const fail = (reason: string) => {
+      const index = this.slots.indexOf(slot);
+      if (index >= 0) this.slots.splice(index, 1);
+      for (const job of slot.jobs.values()) {
+        job.reject(new ImagePipelineError(ErrorCodes.INTERNAL, `A jimp worker ${reason}.`));
+      }
+      slot.jobs.clear();
+    };
+    worker.on("error", (error) => fail(`failed: ${error.message}`));
+    worker.on("exit", (code) => fail(`exited with code ${code}`));
+    this.slots.push(slot);
+    return slot;
+  }
+}
+
+/** `argv` without `--conditions` / `-C` flags (and their values). */
+function withoutConditions(argv: readonly string[]): string[] {
+  const kept: string[] = [];
+  for (let index = 0; index < argv.length; index += 1) {
+    const flag = argv[index]!;
+    if (flag === "--conditions" || flag === "-C") {
+      index += 1;
+      continue;
+    }
+    if (flag.startsWith("--conditions=") || flag.startsWith("-C=")) continue;
+    kept.push(flag);
+  }
+  return kept;
+}
