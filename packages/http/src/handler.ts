@@ -163,6 +163,7 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
         multipart: undefined,
         baseUrl: publicBaseUrl ?? request.baseUrl.replace(/\/+$/, ""),
         routes,
+        usageHeaderName: settings.usageHeaderName,
       };
       if (route.body === "json") {
         context.body = await readJsonBody(request, settings.maxJsonBytes);

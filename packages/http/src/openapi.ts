@@ -163,7 +163,10 @@ export function createOpenApiDocument(
       description,
       headers: {
         [usageHeader]: { $ref: "#/components/headers/Usage" },
-        ...(status === "429" ? { "Retry-After": { $ref: "#/components/headers/RetryAfter" } } : {}),
+        ...(status === "429"
+          ? { ...RATE_LIMIT_HEADERS, "Retry-After": { $ref: "#/components/headers/RetryAfter" } }
+          : {}),
+        ...(status === "5XX" ? { "Retry-After": { $ref: "#/components/headers/RetryAfter" } } : {}),
       },
       content: { "application/json": { schema: { $ref: SCHEMA_REF + schema } } },
     };
@@ -192,7 +195,21 @@ export function createOpenApiDocument(
           schema: { type: "string", pattern: "^[0-9]+$" },
         },
         RetryAfter: {
-          description: "Seconds to wait before retrying.",
+          description:
+            "Seconds to wait before retrying: on 429, and on 503 (storage or model outage, open model circuit, node at capacity).",
+          schema: { type: "string", pattern: "^[0-9]+$" },
+        },
+        RateLimitLimit: {
+          description:
+            "Requests per minute of this key (sliding 60 s window). On every authenticated response.",
+          schema: { type: "string", pattern: "^[0-9]+$" },
+        },
+        RateLimitRemaining: {
+          description: "Requests left in the current 60 s window.",
+          schema: { type: "string", pattern: "^[0-9]+$" },
+        },
+        RateLimitReset: {
+          description: "Seconds until one more request is admitted (0 while some remain).",
           schema: { type: "string", pattern: "^[0-9]+$" },
         },
       },
@@ -272,6 +289,13 @@ function pathParameters(route: Route): JsonObject[] {
   );
 }
 
+/** The rate-limit headers of every authenticated response (see the handler). */
+const RATE_LIMIT_HEADERS = {
+  "X-RateLimit-Limit": { $ref: "#/components/headers/RateLimitLimit" },
+  "X-RateLimit-Remaining": { $ref: "#/components/headers/RateLimitRemaining" },
+  "X-RateLimit-Reset": { $ref: "#/components/headers/RateLimitReset" },
+} as const;
+
 function successResponse(
   route: Route,
   usageHeader: string,
@@ -281,7 +305,10 @@ function successResponse(
     route.successStatus === 204 ? "Done; no body." : route.successStatus === 201 ? "Created." : "OK.";
   const response: JsonObject = {
     description,
-    headers: { [usageHeader]: { $ref: "#/components/headers/Usage" } },
+    headers: {
+      [usageHeader]: { $ref: "#/components/headers/Usage" },
+      ...(route.auth ? RATE_LIMIT_HEADERS : {}),
+    },
   };
   if (route.responseSchema !== undefined) {
     response.content = {

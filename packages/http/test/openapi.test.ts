@@ -196,6 +196,36 @@ describe("GET /v1/openapi.json and the response schemas against real responses",
     expect(withBadKey.status).toBe(200);
   });
 
+  it("documents the headers real responses carry: rate limits, Retry-After and the configured usage header", async () => {
+    const renamed = createHttpHandler(pipeline, { usageHeaderName: "X-Acme-Usage" });
+    const served = json((await renamed(request("GET", "/v1/openapi.json", { headers: {} }))).body);
+    const list = served.paths["/v1/images"].get.responses;
+    expect(Object.keys(list["200"].headers).sort()).toEqual(
+      ["X-Acme-Usage", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"].sort(),
+    );
+    expect(JSON.stringify(served)).not.toContain("X-Image-Processing-Usage");
+    // Every header a real authenticated answer carries is declared on its documented response.
+    const real = await renamed(request("GET", "/v1/images"));
+    expect(real.status).toBe(200);
+    for (const name of ["X-Acme-Usage", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"]) {
+      expect(real.headers[name], name).toMatch(/^[0-9]+$/);
+    }
+    const { responses } = served.components;
+    expect(Object.keys(responses.TooManyRequests.headers)).toEqual(
+      expect.arrayContaining([
+        "Retry-After",
+        "X-RateLimit-Limit",
+        "X-RateLimit-Remaining",
+        "X-RateLimit-Reset",
+      ]),
+    );
+    expect(Object.keys(responses.InternalError.headers)).toContain("Retry-After");
+    // The public document route itself is not rate limited.
+    expect(Object.keys(served.paths["/v1/openapi.json"].get.responses["200"].headers)).toEqual([
+      "X-Acme-Usage",
+    ]);
+  });
+
   it("still requires a key on every other route", async () => {
     const response = await handler(request("GET", "/v1/images", { headers: {} }));
     expect(response.status).toBe(401);

@@ -23,12 +23,16 @@ export const openApiRoute: Route = {
       byServer = new Map();
       cache.set(context.routes, byServer);
     }
-    let document = byServer.get(context.baseUrl);
+    const cacheKey = `${context.usageHeaderName} ${context.baseUrl}`;
+    let document = byServer.get(cacheKey);
     if (document === undefined) {
-      document = createOpenApiDocument(context.routes, { serverUrl: context.baseUrl });
+      document = createOpenApiDocument(context.routes, {
+        serverUrl: context.baseUrl,
+        usageHeaderName: context.usageHeaderName,
+      });
       // Bounded: one entry per distinct base URL, and base URLs come from configuration or Host headers.
       if (byServer.size >= 16) byServer.clear();
-      byServer.set(context.baseUrl, document);
+      byServer.set(cacheKey, document);
     }
     return { kind: "json", status: 200, body: document };
   },

@@ -30,6 +30,8 @@ export interface RouteContext {
   baseUrl: string;
   /** The route table the handler serves (the OpenAPI route describes it). */
   routes: readonly Route[];
+  /** Name of the usage header this handler sets (for the OpenAPI document). */
+  usageHeaderName: string;
 }
 
 /**
