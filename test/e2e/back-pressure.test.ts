@@ -2,7 +2,7 @@ import { once } from "node:events";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createSharpCodec } from "@pixport/codec-sharp";
-import { type ImageCodec, quotaPeriod } from "@pixport/core";
+import { type ImageCodec, quotaPeriod, type VisionModel } from "@pixport/core";
 import { createHttpHandler } from "@pixport/http";
 import { createExpressRouter } from "@pixport/http-express";
 import { createHttpBindingPipeline, type HttpBindingPipeline } from "@pixport/testing";
@@ -108,5 +108,64 @@ describe("back-pressure (workQueue) over HTTP", () => {
     // The account's month: the upload and the two accepted resizes; the refused one reserved nothing.
     const { policy } = subject.pipeline.context;
     expect(await policy.quota.usage("busy", quotaPeriod(policy.clock.now()))).toBe(3);
+  });
+});
+
+describe("model-backed calls and the work gate", () => {
+  it("do not hold job slots while they wait on a provider", async () => {
+    const answers: Array<(text: string) => void> = [];
+    const slowVision: VisionModel = {
+      models: ["uform-gen"],
+      defaultModel: "uform-gen",
+      describe: () => new Promise<string>((resolve) => answers.push(resolve)),
+    };
+    const gated = createHttpBindingPipeline({
+      codec: createSharpCodec(),
+      pipelineOptions: { workQueue: { maxActive: 1, maxQueued: 0, maxWaitMs: 30_000 } },
+      deps: { models: { vision: slowVision } },
+    });
+    const liveKey = await gated.createKey("live", "patient");
+    const app = express();
+    app.use(createExpressRouter(createHttpHandler(gated.pipeline)));
+    const local = app.listen(0, "127.0.0.1");
+    await once(local, "listening");
+    const url = `http://127.0.0.1:${(local.address() as AddressInfo).port}`;
+    try {
+      const png = await sharp({ create: { width: 60, height: 40, channels: 3, background: "#884422" } })
+        .png()
+        .toBuffer();
+      const form = new FormData();
+      form.append("image", new Blob([new Uint8Array(png)]), "p.png");
+      form.append("name", "p");
+      const uploaded = await fetch(`${url}/v1/images`, {
+        method: "POST",
+        headers: { "x-api-key": liveKey },
+        body: form,
+      });
+      const { id } = (await uploaded.json()) as { id: string };
+      const ask = () =>
+        fetch(`${url}/v1/images/${id}/visualize`, {
+          method: "POST",
+          headers: { "x-api-key": liveKey, "content-type": "application/json" },
+          body: JSON.stringify({ prompt: "What colour?" }),
+        });
+      const questions = [ask(), ask()];
+      await until(() => answers.length === 2);
+      // Two calls wait on the provider, yet the single job slot is free for a transform.
+      expect(gated.pipeline.load()).toEqual({ active: 0, queued: 0 });
+      const resized = await fetch(`${url}/v1/images/${id}/resize`, {
+        method: "POST",
+        headers: { "x-api-key": liveKey, "content-type": "application/json" },
+        body: JSON.stringify({ width: 30 }),
+      });
+      expect(resized.status).toBe(201);
+      for (const answer of answers) answer("Brown.");
+      const replies = await Promise.all(questions);
+      expect(replies.map((reply) => reply.status)).toEqual([201, 201]);
+    } finally {
+      local.closeAllConnections();
+      local.close();
+      await once(local, "close");
+    }
   });
 });

@@ -135,7 +135,7 @@ export const imagePipelineOptionsSchema = z.object({
   /** Create-from-URL: allowed origins, own storage bases, redirects and deadlines. */
   urlImport: urlImportOptionsSchema.default(urlImportOptionsSchema.parse({})),
   /**
-   * Back-pressure: bounds the image jobs (creates, transforms, model-backed operations) running and
+   * Back-pressure: bounds the image jobs (creates, transforms, remove-background) running and
    * waiting at once; beyond, calls reject at once with `OVERLOADED`, before any quota is reserved.
    * Absent: no bound (a library caller controls its own concurrency). The prebuilt server sets it.
    */
@@ -263,7 +263,11 @@ export function createImagePipeline(
   }
   /**
    * A billable image job: a slot of the work gate first (an overloaded node refuses before any
-   * quota is reserved), then the quota. Publishing only copies bytes and is not gated.
+   * quota is reserved), then the quota. Gated: creates, transforms and remove-background, whose
+   * work is pixels on this node. Not gated: publishing (a copy of bytes) and the model-backed
+   * operations, which mostly wait on a provider (imagine takes seconds by nature) and are bounded by
+   * their deadline and the model circuit breaker; holding slots while waiting would starve the
+   * transforms. Embedded engines (tesseract, ONNX) have their own worker queues.
    */
   function job<I, O>(operationId: string, operation: (caller: Caller, input: I) => Promise<O>) {
     const inner = billed(operationId, operation);
@@ -303,10 +307,12 @@ export function createImagePipeline(
     removeImageBackground: job("removeImageBackground", (caller, input) =>
       removeImageBackground(context, deps.backgroundRemover, caller, input),
     ),
-    imagineImage: job("imagineImage", (caller, input) => imagineImage(context, models, caller, input)),
-    visualizeImage: job("visualizeImage", (caller, input) => visualizeImage(context, models, caller, input)),
-    classifyImage: job("classifyImage", (caller, input) => classifyImage(context, models, caller, input)),
-    extractFormattedText: job("extractFormattedText", (caller, input) =>
+    imagineImage: billed("imagineImage", (caller, input) => imagineImage(context, models, caller, input)),
+    visualizeImage: billed("visualizeImage", (caller, input) =>
+      visualizeImage(context, models, caller, input),
+    ),
+    classifyImage: billed("classifyImage", (caller, input) => classifyImage(context, models, caller, input)),
+    extractFormattedText: billed("extractFormattedText", (caller, input) =>
       extractFormattedText(context, models, caller, input),
     ),
   };

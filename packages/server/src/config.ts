@@ -194,8 +194,9 @@ export const serverConfigSchema = z
     /** The bucket(s) of `storage: "s3"`; see the README section "Scale-out: S3 and Redis". */
     s3: s3ConfigSchema.optional(),
     /**
-     * Back-pressure per node: image jobs running (`maxActive`, 8) and waiting (`maxQueued`, 32) at
-     * once, and the longest wait (`maxWaitMs`, 10000); beyond, 503 `OVERLOADED` with Retry-After.
+     * Back-pressure per node: image jobs (creates, transforms, remove-background) running
+     * (`maxActive`, 8) and waiting (`maxQueued`, 32) at once, and the longest wait (`maxWaitMs`,
+     * 10000); beyond, 503 `OVERLOADED` with Retry-After.
      */
     workQueue: workQueueOptionsSchema.default(workQueueOptionsSchema.parse({})),
     /** The remove-background engine; see the README section "Offline image intelligence". */
