@@ -5,7 +5,7 @@ import { createSharpCodec } from "@pixport/codec-sharp";
 import { type ImageCodec, quotaPeriod, type VisionModel } from "@pixport/core";
 import { createHttpHandler } from "@pixport/http";
 import { createExpressRouter } from "@pixport/http-express";
-import { createHttpBindingPipeline, type HttpBindingPipeline } from "@pixport/testing";
+import { createHttpBindingPipeline, type HttpBindingPipeline, waitUntil } from "@pixport/testing";
 import express from "express";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -59,13 +59,6 @@ const resize = (id: string) =>
     body: JSON.stringify({ width: 40 }),
   });
 
-async function until(condition: () => boolean): Promise<void> {
-  for (let attempt = 0; attempt < 500 && !condition(); attempt += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  expect(condition()).toBe(true);
-}
-
 describe("back-pressure (workQueue) over HTTP", () => {
   it("answers 503 OVERLOADED with Retry-After beyond the slots and the queue, and bills nothing for it", async () => {
     const png = await sharp({ create: { width: 120, height: 80, channels: 3, background: "#3366cc" } })
@@ -85,9 +78,9 @@ describe("back-pressure (workQueue) over HTTP", () => {
 
     latch.closed = true;
     const first = resize(id);
-    await until(() => latch.waiting.length === 1);
+    await waitUntil(() => latch.waiting.length === 1, "the first resize reaches the codec");
     const second = resize(id);
-    await until(() => subject.pipeline.load()?.queued === 1);
+    await waitUntil(() => subject.pipeline.load()?.queued === 1, "the second resize waits for the slot");
     expect(subject.pipeline.load()).toEqual({ active: 1, queued: 1 });
 
     const refused = await resize(id);
@@ -150,7 +143,7 @@ describe("model-backed calls and the work gate", () => {
           body: JSON.stringify({ prompt: "What colour?" }),
         });
       const questions = [ask(), ask()];
-      await until(() => answers.length === 2);
+      await waitUntil(() => answers.length === 2, "both calls reach the provider");
       // Two calls wait on the provider, yet the single job slot is free for a transform.
       expect(gated.pipeline.load()).toEqual({ active: 0, queued: 0 });
       const resized = await fetch(`${url}/v1/images/${id}/resize`, {

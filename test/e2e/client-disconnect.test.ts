@@ -1,6 +1,6 @@
 import { quotaPeriod } from "@pixport/core";
 import type { PixportServer } from "@pixport/server";
-import { type OpenAiCompatibleServer, startOpenAiCompatibleServer } from "@pixport/testing";
+import { type OpenAiCompatibleServer, startOpenAiCompatibleServer, waitUntil } from "@pixport/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newKey, removeDir, solid, startServer, tempDataDir, upload } from "./harness.js";
 
@@ -33,13 +33,6 @@ afterAll(async () => {
   await removeDir(dataDir);
 });
 
-async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let attempt = 0; attempt < 1000 && !condition(); attempt += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  expect(condition(), what).toBe(true);
-}
-
 describe("a client disconnect cancels the upstream model call", () => {
   it.each([
     ["visualize", { prompt: "What is in the picture?" }],
@@ -57,13 +50,13 @@ describe("a client disconnect cancels the upstream model call", () => {
       body: JSON.stringify(body),
       signal: client.signal,
     }).catch((error: unknown) => error);
-    await until(() => provider.requests.length === 1, "the call reached the provider");
+    await waitUntil(() => provider.requests.length === 1, "the call reached the provider");
     expect(provider.requests[0]?.abandoned).toBeUndefined();
     client.abort();
     expect(await pending).toBeInstanceOf(Error);
-    await until(() => provider.requests[0]?.abandoned === true, "pixport abandoned the upstream request");
+    await waitUntil(() => provider.requests[0]?.abandoned === true, "pixport abandoned the upstream request");
     // The quota reservation is given back once the aborted call settles.
-    await until(() => server.pipeline.load()?.active === 0, "the job ended");
+    await waitUntil(() => server.pipeline.load()?.active === 0, "the job ended");
     expect(await policy.quota.usage("leaver", quotaPeriod(policy.clock.now()))).toBe(usageBefore);
   });
 });

@@ -1,6 +1,6 @@
 import { createSharpCodec } from "@pixport/codec-sharp";
 import type { BackgroundRemover } from "@pixport/core";
-import { createHttpBindingPipeline } from "@pixport/testing";
+import { createHttpBindingPipeline, waitUntil } from "@pixport/testing";
 import Fastify from "fastify";
 import sharp from "sharp";
 import { afterAll, describe, expect, it } from "vitest";
@@ -26,13 +26,6 @@ afterAll(async () => {
   app.server.closeAllConnections();
   await app.close();
 });
-
-async function until(condition: () => boolean): Promise<void> {
-  for (let attempt = 0; attempt < 500 && !condition(); attempt += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  expect(condition()).toBe(true);
-}
 
 describe("fastifyPixport and a client that goes away", () => {
   it("aborts the signal of the work in progress and logs a closed request, not an error", async () => {
@@ -67,14 +60,14 @@ describe("fastifyPixport and a client that goes away", () => {
       headers: { "x-api-key": key },
       signal: client.signal,
     }).catch((error: unknown) => error);
-    await until(() => seen.length === 1);
+    await waitUntil(() => seen.length === 1, "the request reaches the remover");
     expect(seen[0]?.aborted).toBe(false);
     client.abort();
     expect(await pending).toBeInstanceOf(Error);
-    await until(() => seen[0]?.aborted === true);
+    await waitUntil(() => seen[0]?.aborted === true, "the remover sees the abort");
     expect((seen[0]?.reason as Error | undefined)?.name).toBe("AbortError");
     // Logged as a closed request, not as a failure of the server.
-    await until(() => logged.length > 0);
+    await waitUntil(() => logged.length > 0, "the handler logs the closed request");
     expect(logged).toEqual([["info", "client closed the request"]]);
   });
 });

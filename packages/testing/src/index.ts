@@ -146,3 +146,4 @@ export {
 } from "./openai-server.js";
 export { startRedisServer, type TestRedisServer } from "./redis-server.js";
 export { startS3Server, type TestS3Server } from "./s3-server.js";
+export { waitUntil } from "./wait.js";
