@@ -69,3 +69,26 @@ describe("workQueue config", () => {
     expect(() => resolveServerConfig({ workQueue: { maxActive: 0 } })).toThrow(/workQueue\.maxActive/);
   });
 });
+
+describe("urlImport config from the environment", () => {
+  it("switches import off, adds origins to the file's and sets the deadline", async () => {
+    const config = await loadServerConfig({
+      environment: {
+        PIXPORT_URL_IMPORT: "false",
+        PIXPORT_URL_IMPORT_ORIGINS: " images.example.com, *.cdn.example.org ,",
+        PIXPORT_URL_IMPORT_TIMEOUT_MS: "12000",
+      },
+      overrides: { urlImport: { maxRedirects: 1 } },
+    });
+    expect(config.urlImport).toMatchObject({
+      enabled: false,
+      additionalOrigins: ["images.example.com", "*.cdn.example.org"],
+      timeoutMs: 12_000,
+      maxRedirects: 1,
+    });
+    expect(resolveServerConfig({}).urlImport.enabled).toBe(true);
+    await expect(
+      loadServerConfig({ environment: { PIXPORT_URL_IMPORT_ORIGINS: "http://bad/" } }),
+    ).rejects.toThrow(/urlImport\.additionalOrigins/);
+  });
+});

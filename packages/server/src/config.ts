@@ -291,6 +291,21 @@ function fromEnvironment(environment: NodeJS.ProcessEnv): Record<string, unknown
     if (raw !== undefined && raw !== "") workQueue[key] = Number(raw);
   }
   if (Object.keys(workQueue).length > 0) result.workQueue = workQueue;
+  const urlImport: Record<string, unknown> = {};
+  const importEnabled = environment.PIXPORT_URL_IMPORT;
+  if (importEnabled !== undefined && importEnabled !== "") {
+    urlImport.enabled = !/^(0|false|no|off)$/i.test(importEnabled);
+  }
+  const origins = environment.PIXPORT_URL_IMPORT_ORIGINS;
+  if (origins !== undefined && origins.trim() !== "") {
+    urlImport.additionalOrigins = origins
+      .split(",")
+      .map((origin) => origin.trim())
+      .filter((origin) => origin !== "");
+  }
+  const importTimeout = environment.PIXPORT_URL_IMPORT_TIMEOUT_MS;
+  if (importTimeout !== undefined && importTimeout !== "") urlImport.timeoutMs = Number(importTimeout);
+  if (Object.keys(urlImport).length > 0) result.urlImport = urlImport;
   // A model path alone selects the ONNX engine.
   if (background.model !== undefined && background.engine === undefined) background.engine = "onnx";
   if (Object.keys(background).length > 0) result.backgroundRemoval = background;
@@ -336,7 +351,7 @@ export async function loadServerConfig(options: LoadConfigOptions = {}): Promise
       ...(options.overrides?.limits as object | undefined),
     },
   };
-  for (const section of ["s3", "backgroundRemoval", "workQueue"] as const) {
+  for (const section of ["s3", "backgroundRemoval", "workQueue", "urlImport"] as const) {
     const parts = [fromFile[section], env[section], options.overrides?.[section]].filter(
       (part) => part !== undefined,
     );
