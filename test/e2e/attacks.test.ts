@@ -1,20 +1,9 @@
 import { request as httpRequest } from "node:http";
 import { crc32 } from "node:zlib";
-import type { PixportServer } from "@pixport/server";
 import { GARBAGE_BYTES, GIF_BYTES, pngBomb, truncate } from "@pixport/testing";
 import sharp from "sharp";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  call,
-  newKey,
-  photo,
-  removeDir,
-  solid,
-  startServer,
-  tempDataDir,
-  upload,
-  uploadForm,
-} from "./harness.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { call, newKey, photo, solid, upload, uploadForm, useServer } from "./harness.js";
 
 /*
  * Bad uploads and bad requests from shared/attack-catalogue.md (sections A and C), sent over a real
@@ -23,21 +12,13 @@ import {
  * keep serving.
  */
 
-let server: PixportServer;
-let dataDir: string;
 let base: string;
 let key: string;
 
+const running = useServer();
 beforeAll(async () => {
-  dataDir = await tempDataDir();
-  server = await startServer(dataDir);
-  base = server.url;
-  key = await newKey(server, "live", "attacker");
-});
-
-afterAll(async () => {
-  await server.close();
-  await removeDir(dataDir);
+  base = running.url;
+  key = await newKey(running.server, "live", "attacker");
 });
 
 async function stored(): Promise<number> {

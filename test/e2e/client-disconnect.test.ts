@@ -2,7 +2,7 @@ import { quotaPeriod } from "@pixport/core";
 import type { PixportServer } from "@pixport/server";
 import { type OpenAiCompatibleServer, startOpenAiCompatibleServer, waitUntil } from "@pixport/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { newKey, removeDir, solid, startServer, tempDataDir, upload } from "./harness.js";
+import { newKey, solid, upload, useServer } from "./harness.js";
 
 // A client that gives up must not keep a paid model call running: when the HTTP connection closes
 // before the answer, the upstream request is aborted at once (long before the model deadline),
@@ -10,27 +10,24 @@ import { newKey, removeDir, solid, startServer, tempDataDir, upload } from "./ha
 
 let provider: OpenAiCompatibleServer;
 let server: PixportServer;
-let dataDir: string;
 let key: string;
 
 beforeAll(async () => {
   provider = await startOpenAiCompatibleServer();
-  dataDir = await tempDataDir();
-  server = await startServer(dataDir, {
-    models: {
-      registry: { vision: { baseUrl: provider.baseUrl, model: "gemini-2.5-flash", apiKey: "sk-loopback" } },
-      defaults: { visualize: "vision", classify: "vision", extract: "vision" },
-      // Far longer than the test waits: only the disconnect can end the upstream call in time.
-      timeoutMs: 60_000,
-    },
-  });
-  key = await newKey(server, "live", "leaver");
 });
+afterAll(() => provider.close());
 
-afterAll(async () => {
-  await server.close();
-  await provider.close();
-  await removeDir(dataDir);
+const running = useServer(() => ({
+  models: {
+    registry: { vision: { baseUrl: provider.baseUrl, model: "gemini-2.5-flash", apiKey: "sk-loopback" } },
+    defaults: { visualize: "vision", classify: "vision", extract: "vision" },
+    // Far longer than the test waits: only the disconnect can end the upstream call in time.
+    timeoutMs: 60_000,
+  },
+}));
+beforeAll(async () => {
+  server = running.server;
+  key = await newKey(server, "live", "leaver");
 });
 
 describe("a client disconnect cancels the upstream model call", () => {

@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import type { KeyKind } from "@pixport/core";
 import { createApiKey, type PixportServer, resolveServerConfig, startPixportServer } from "@pixport/server";
 import sharp from "sharp";
+import { afterAll, beforeAll } from "vitest";
 
 /** Codecs the HTTP end-to-end suites run against: each suite runs once per codec, on its own server. */
 export const CODECS = ["sharp", "jimp"] as const;
@@ -39,6 +40,51 @@ export async function startServer(
       ...overrides,
     }),
   );
+}
+
+/** The live server of a suite that called {@link useServer}. */
+export interface ServerHandle {
+  readonly server: PixportServer;
+  /** Base URL, e.g. `http://127.0.0.1:40123`. */
+  readonly url: string;
+  readonly dataDir: string;
+}
+
+/**
+ * Starts an in-process server over a fresh data directory before the enclosing suite's tests
+ * (`beforeAll`) and closes it and removes the directory after them (`afterAll`). Read the handle's
+ * fields inside hooks and tests, not while declaring them.
+ */
+export function useServer(
+  overrides: Record<string, unknown> | (() => Record<string, unknown>) = {},
+): ServerHandle {
+  let current: { server: PixportServer; dataDir: string } | undefined;
+  const live = () => {
+    if (current === undefined) throw new Error("The suite's server exists only while its tests run.");
+    return current;
+  };
+  beforeAll(async () => {
+    const dataDir = await tempDataDir();
+    const server = await startServer(dataDir, typeof overrides === "function" ? overrides() : overrides);
+    current = { server, dataDir };
+  });
+  afterAll(async () => {
+    if (current === undefined) return;
+    await current.server.close();
+    await removeDir(current.dataDir);
+    current = undefined;
+  });
+  return {
+    get server() {
+      return live().server;
+    },
+    get url() {
+      return live().server.url;
+    },
+    get dataDir() {
+      return live().dataDir;
+    },
+  };
 }
 
 /**

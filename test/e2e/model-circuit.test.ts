@@ -1,7 +1,7 @@
 import type { PixportServer } from "@pixport/server";
 import { chatCompletion, type OpenAiCompatibleServer, startOpenAiCompatibleServer } from "@pixport/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, newKey, removeDir, solid, startServer, tempDataDir, upload } from "./harness.js";
+import { call, newKey, solid, upload, useServer } from "./harness.js";
 
 // Catalogue G11: a provider failing again and again must not make every request wait for it.
 // After 3 failures in a row (configured) the model's calls fail fast with 503 and Retry-After and
@@ -9,28 +9,25 @@ import { call, newKey, removeDir, solid, startServer, tempDataDir, upload } from
 
 let provider: OpenAiCompatibleServer;
 let server: PixportServer;
-let dataDir: string;
 let key: string;
 const COOLDOWN_MS = 400;
 
 beforeAll(async () => {
   provider = await startOpenAiCompatibleServer();
-  dataDir = await tempDataDir();
-  server = await startServer(dataDir, {
-    models: {
-      registry: { vision: { baseUrl: provider.baseUrl, model: "gemini-2.5-flash", apiKey: "sk-loopback" } },
-      defaults: { visualize: "vision" },
-      timeoutMs: 5_000,
-    },
-    modelCircuit: { failureThreshold: 3, cooldownMs: COOLDOWN_MS },
-  });
-  key = await newKey(server, "live", "circuit");
 });
+afterAll(() => provider.close());
 
-afterAll(async () => {
-  await server.close();
-  await provider.close();
-  await removeDir(dataDir);
+const running = useServer(() => ({
+  models: {
+    registry: { vision: { baseUrl: provider.baseUrl, model: "gemini-2.5-flash", apiKey: "sk-loopback" } },
+    defaults: { visualize: "vision" },
+    timeoutMs: 5_000,
+  },
+  modelCircuit: { failureThreshold: 3, cooldownMs: COOLDOWN_MS },
+}));
+beforeAll(async () => {
+  server = running.server;
+  key = await newKey(server, "live", "circuit");
 });
 
 describe("model circuit breaker through the server", () => {

@@ -1,17 +1,7 @@
 import type { PixportServer } from "@pixport/server";
 import sharp from "sharp";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  CODECS,
-  call,
-  ID,
-  IMAGE_KEYS,
-  newKey,
-  removeDir,
-  startServer,
-  tempDataDir,
-  upload,
-} from "./harness.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { CODECS, call, ID, IMAGE_KEYS, newKey, upload, useServer } from "./harness.js";
 
 const WIDTH = 240;
 const HEIGHT = 180;
@@ -65,20 +55,15 @@ async function alphaAt(png: Uint8Array, points: readonly (readonly [number, numb
 
 for (const codec of CODECS) {
   describe(`remove-background on the embedded remover (codec ${codec})`, () => {
+    const running = useServer({ codec });
     let server: PixportServer;
-    let dataDir: string;
     let live: string;
     let test: string;
 
     beforeAll(async () => {
-      dataDir = await tempDataDir();
-      server = await startServer(dataDir, { codec });
+      server = running.server;
       live = await newKey(server, "live", "cutout");
       test = await newKey(server, "test", "cutout");
-    });
-    afterAll(async () => {
-      await server.close();
-      await removeDir(dataDir);
     });
 
     it("answers 201 with a new same-size PNG whose background is transparent; billed 2", async () => {
@@ -161,16 +146,10 @@ for (const codec of CODECS) {
 }
 
 describe("extract-formatted-text on the embedded tesseract extractor (no models registry)", () => {
+  const running = useServer();
   let server: PixportServer;
-  let dataDir: string;
-
-  beforeAll(async () => {
-    dataDir = await tempDataDir();
-    server = await startServer(dataDir);
-  });
-  afterAll(async () => {
-    await server.close();
-    await removeDir(dataDir);
+  beforeAll(() => {
+    server = running.server;
   });
 
   it("a live key gets markdown and plain text, offline; a test key gets 403", async () => {

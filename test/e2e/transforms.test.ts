@@ -1,5 +1,4 @@
-import type { PixportServer } from "@pixport/server";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   CODECS,
   call,
@@ -13,29 +12,19 @@ import {
   photo,
   pixel,
   quadrants,
-  removeDir,
   solid,
-  startServer,
-  tempDataDir,
   upload,
+  useServer,
 } from "./harness.js";
 
-let server: PixportServer;
-let dataDir: string;
 let base: string;
 let key: string;
 
 describe.each(CODECS)("%s codec", (codec) => {
+  const running = useServer({ codec });
   beforeAll(async () => {
-    dataDir = await tempDataDir();
-    server = await startServer(dataDir, { codec });
-    base = server.url;
-    key = await newKey(server, "live", "pixels");
-  });
-
-  afterAll(async () => {
-    await server.close();
-    await removeDir(dataDir);
+    base = running.url;
+    key = await newKey(running.server, "live", "pixels");
   });
 
   async function transform(id: string, operation: string, body: unknown) {
