@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import type {
   CodecCapabilities,
   EncodedImage,
@@ -78,13 +78,19 @@ export function createJimpCodec(options: JimpImageCodecOptions = {}): JimpCodec 
       close: async () => {},
     };
   }
-  if (!existsSync(WORKER_SCRIPT)) {
+  const script =
+    settings.workerScript === undefined
+      ? WORKER_SCRIPT
+      : settings.workerScript instanceof URL
+        ? settings.workerScript
+        : pathToFileURL(settings.workerScript);
+  if (!existsSync(script)) {
     throw new ImagePipelineError(
       ErrorCodes.INVALID_CONFIGURATION,
-      `The jimp codec's worker script ${fileURLToPath(WORKER_SCRIPT)} is missing: build @pixport/codec-jimp (pnpm build) or pass workers: 0.`,
+      `The jimp codec's worker script ${fileURLToPath(script)} is missing: build @pixport/codec-jimp (pnpm build), pass workerScript, or pass workers: 0.`,
     );
   }
-  const pool = new JimpWorkerPool(workers, WORKER_SCRIPT);
+  const pool = new JimpWorkerPool(workers, script);
   return {
     name: "jimp",
     capabilities: CAPABILITIES,

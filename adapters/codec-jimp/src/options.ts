@@ -16,6 +16,12 @@ export const jimpImageCodecOptionsSchema = z.strictObject({
    * thread. @default min(4, available cores)
    */
   workers: z.number().int().min(0).max(64).optional(),
+  /**
+   * Path or file URL of the worker script, for bundles that build `dist/worker.js` as an entry of
+   * their own.
+   * @default the package's own dist/worker.js
+   */
+  workerScript: z.union([z.string().min(1), z.instanceof(URL)]).optional(),
 });
 
 /** Options of {@link createJimpCodec} (all optional; see {@link jimpImageCodecOptionsSchema}). */

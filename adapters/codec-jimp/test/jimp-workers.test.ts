@@ -123,3 +123,20 @@ describe("jimp in worker threads", () => {
     }
   });
 });
+
+describe("the jimp worker script", () => {
+  it("a missing script fails at creation with INVALID_CONFIGURATION naming it; workers: 0 needs none", async () => {
+    const missing = "/nonexistent/pixport/worker.js";
+    let error: unknown;
+    try {
+      createJimpCodec({ workerScript: missing });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(isImagePipelineError(error) && error.code).toBe(ErrorCodes.INVALID_CONFIGURATION);
+    expect((error as Error).message).toContain(missing);
+    const inline = createJimpCodec({ workerScript: missing, workers: 0 });
+    expect(inline.name).toBe("jimp");
+    await inline.close();
+  });
+});
