@@ -428,8 +428,7 @@ export async function createOnnxBackgroundRemover(
     settings,
     async remove(request: BackgroundRemovalRequest, callOptions: BackgroundRemovalOptions = {}) {
       const { signal } = callOptions;
-      if (closed)
-        throw new ImagePipelineError(ErrorCodes.MODEL_UNAVAILABLE, "The background remover is closed.");
+      if (closed) throw closedError();
       signal?.throwIfAborted();
       let slot: ReturnType<WorkerPool["acquire"]> | undefined;
       let timer: NodeJS.Timeout | undefined;
@@ -466,8 +465,7 @@ export async function createOnnxBackgroundRemover(
         const worker = await slot.worker;
         let map: MaskMap;
         try {
-          if (closed)
-            throw new ImagePipelineError(ErrorCodes.MODEL_UNAVAILABLE, "The background remover is closed.");
+          if (closed) throw closedError();
           // The caller already has its MODEL_TIMEOUT or abort: this value is never seen.
           if (gaveUp) return new Uint8Array();
           await worker.ready.catch((error: Error) => {
