@@ -1,5 +1,6 @@
 import { once } from "node:events";
 import type { Server } from "node:http";
+import { request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createSharpCodec } from "@pixport/codec-sharp";
 import { type ImageCodec, quotaPeriod, type VisionModel } from "@pixport/core";
@@ -155,6 +156,82 @@ describe("model-backed calls and the work gate", () => {
       for (const answer of answers) answer("Brown.");
       const replies = await Promise.all(questions);
       expect(replies.map((reply) => reply.status)).toEqual([201, 201]);
+    } finally {
+      local.closeAllConnections();
+      local.close();
+      await once(local, "close");
+    }
+  });
+});
+
+describe("uploads in progress (maxConcurrentUploads)", () => {
+  it("refuses an upload unread with 503 while the allowed ones are still being received", async () => {
+    const uploads = createHttpBindingPipeline({ codec: createSharpCodec() });
+    const uploadKey = await uploads.createKey("live", "uploader");
+    const app = express();
+    app.use(createExpressRouter(createHttpHandler(uploads.pipeline, { maxConcurrentUploads: 1 })));
+    const local = app.listen(0, "127.0.0.1");
+    await once(local, "listening");
+    const { port } = local.address() as AddressInfo;
+    try {
+      const png = await sharp({ create: { width: 16, height: 16, channels: 3, background: "#00aa55" } })
+        .png()
+        .toBuffer();
+      const boundary = "pixport-slow-upload";
+      const head = Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="name"\r\n\r\nslow\r\n` +
+          `--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="s.png"\r\n` +
+          "Content-Type: image/png\r\n\r\n",
+      );
+      const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+      // A client that sends half of its upload, then stalls.
+      const slow = httpRequest({
+        host: "127.0.0.1",
+        port,
+        method: "POST",
+        path: "/v1/images",
+        headers: {
+          "x-api-key": uploadKey,
+          "content-type": `multipart/form-data; boundary=${boundary}`,
+          "content-length": String(head.length + png.length + tail.length),
+        },
+      });
+      const slowAnswer = new Promise<number>((resolve, reject) => {
+        slow.once("response", (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        });
+        slow.once("error", reject);
+      });
+      slow.write(head);
+      slow.write(png.subarray(0, 8));
+      const upload = async () => {
+        const form = new FormData();
+        form.append("name", "quick");
+        form.append("image", new Blob([new Uint8Array(png)]), "q.png");
+        const response = await fetch(`http://127.0.0.1:${port}/v1/images`, {
+          method: "POST",
+          headers: { "x-api-key": uploadKey },
+          body: form,
+        });
+        return {
+          status: response.status,
+          retryAfter: response.headers.get("retry-after"),
+          body: await response.json(),
+        };
+      };
+      // Until the stalled upload holds the only place, a quick one may still get through.
+      let refused: Awaited<ReturnType<typeof upload>> | undefined;
+      for (let attempt = 0; attempt < 50 && refused === undefined; attempt += 1) {
+        const answer = await upload();
+        if (answer.status === 503) refused = answer;
+        else expect(answer.status).toBe(201);
+      }
+      expect(refused?.body).toMatchObject({ status: 503, code: "OVERLOADED" });
+      expect(refused?.retryAfter).toBe("1");
+      slow.end(Buffer.concat([png.subarray(8), tail]));
+      expect(await slowAnswer).toBe(201);
+      expect((await upload()).status).toBe(201);
     } finally {
       local.closeAllConnections();
       local.close();

@@ -36,6 +36,12 @@ export const httpHandlerOptionsSchema = z.object({
     .int()
     .positive()
     .default(1024 * 1024),
+  /**
+   * Uploads (multipart requests) in progress at once, from reading the body to the answer. Beyond,
+   * a request is refused unread with 503 `OVERLOADED`: the memory of upload bodies stays below
+   * `maxConcurrentUploads x maxUploadBytes` whatever arrives. @default 32
+   */
+  maxConcurrentUploads: z.number().int().min(1).max(100_000).default(32),
   /** Multipart overhead allowed above the upload limit before a request is refused unread. @default 64 KiB */
   multipartOverheadBytes: z
     .number()
@@ -91,7 +97,10 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
   const compiled = routes.map(compile);
   const publicBaseUrl = settings.publicBaseUrl?.replace(/\/+$/, "");
 
+  let uploadsInFlight = 0;
+
   return async function handle(request: HttpRequest): Promise<HttpResponse> {
+    let holdsUpload = false;
     let caller: Caller | undefined;
     let operationId: string | undefined;
     let bodyConsumed = request.body === null || request.body instanceof Uint8Array;
@@ -169,6 +178,15 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
         context.body = await readJsonBody(request, settings.maxJsonBytes);
         bodyConsumed = true;
       } else if (route.body === "multipart") {
+        if (uploadsInFlight >= settings.maxConcurrentUploads) {
+          throw new ImagePipelineError(
+            ErrorCodes.OVERLOADED,
+            `The server is receiving ${uploadsInFlight} uploads already; retry later.`,
+            { retryAfterSeconds: 1 },
+          );
+        }
+        uploadsInFlight += 1;
+        holdsUpload = true;
         const maxFileBytes = pipeline.context.limits.maxUploadBytes;
         const declared = Number(headerValue(request, "content-length") ?? Number.NaN);
         if (declared > maxFileBytes + settings.multipartOverheadBytes) {
@@ -210,6 +228,8 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
       return finish(
         errorResponse(new ImagePipelineError(ErrorCodes.INTERNAL, "internal error", { cause: error })),
       );
+    } finally {
+      if (holdsUpload) uploadsInFlight -= 1;
     }
   };
 }

@@ -101,6 +101,7 @@ export async function startPixportServer(
       createHttpHandler(pipeline, {
         publicBaseUrl: resolved.publicBaseUrl,
         usageHeaderName: resolved.usageHeaderName,
+        maxConcurrentUploads: resolved.maxConcurrentUploads,
         logger: log,
       }),
     ),

@@ -117,6 +117,11 @@ export const serverConfigSchema = z
       .string()
       .regex(/^[A-Za-z0-9-]+$/)
       .default("X-Image-Processing-Usage"),
+    /**
+     * Uploads in progress at once (reading the body to the answer); beyond, 503 `OVERLOADED`
+     * unread, so upload bodies never hold more than this x `limits.maxUploadBytes`. @default 32
+     */
+    maxConcurrentUploads: z.number().int().min(1).max(100_000).default(32),
     /** Bytes of recently used private blobs kept in memory (0 disables the cache). @default 64 MiB */
     blobCacheBytes: z
       .number()
@@ -219,6 +224,7 @@ const ENV: Record<string, { key: string; kind: "number" | "string" | "boolean" |
   PIXPORT_PUBLIC_STORAGE_BASE_URL: { key: "publicStorageBaseUrl", kind: "string" },
   PIXPORT_ENCODE_QUALITY: { key: "encodeQuality", kind: "number" },
   PIXPORT_USAGE_HEADER: { key: "usageHeaderName", kind: "string" },
+  PIXPORT_MAX_CONCURRENT_UPLOADS: { key: "maxConcurrentUploads", kind: "number" },
   PIXPORT_SHUTDOWN_TIMEOUT_MS: { key: "shutdownTimeoutMs", kind: "number" },
   PIXPORT_LOG: { key: "log", kind: "boolean" },
   PIXPORT_CODEC: { key: "codec", kind: "string" },
