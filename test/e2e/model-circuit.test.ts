@@ -10,7 +10,8 @@ import { call, newKey, solid, upload, useServer } from "./harness.js";
 let provider: OpenAiCompatibleServer;
 let server: PixportServer;
 let key: string;
-const COOLDOWN_MS = 400;
+// Long enough that the refused call surely comes before the cooldown ends, even on a busy machine.
+const COOLDOWN_MS = 2_000;
 
 beforeAll(async () => {
   provider = await startOpenAiCompatibleServer();

