@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
+import { cutoutPng, openRequestImage, type RequestImage } from "@pixport/background-sharp";
 import type { BackgroundRemovalOptions, BackgroundRemovalRequest, BackgroundRemover } from "@pixport/core";
 import { ErrorCodes, ImagePipelineError } from "@pixport/core";
 import type { InferenceSession } from "onnxruntime-node";
@@ -366,61 +367,28 @@ export async function createOnnxBackgroundRemover(
   const pool = new WorkerPool(concurrency, spawn, first);
   let closed = false;
 
-  /** Decodes, checks the size and makes the model's input: RGB bytes of the input size. */
+  /** Opens and checks the image, and makes the model's input: RGB bytes of the input size. */
   async function prepare(request: BackgroundRemovalRequest) {
-    const source = () =>
-      sharp(request.image, { limitInputPixels: maxInputPixels, failOn: "error", autoOrient: true });
-    const meta = await source()
-      .metadata()
-      .catch((error: unknown) => {
-        throw new ImagePipelineError(
-          ErrorCodes.INVALID_IMAGE,
-          `The image cannot be decoded: ${(error as Error).message}`,
-          {
-            cause: error,
-          },
-        );
-      });
-    const width = meta.autoOrient?.width ?? meta.width;
-    const height = meta.autoOrient?.height ?? meta.height;
-    if (width !== request.width || height !== request.height) {
-      throw new ImagePipelineError(
-        ErrorCodes.INTERNAL,
-        `The image is ${width} x ${height}, expected ${request.width} x ${request.height}.`,
-      );
-    }
-    const rgb = await source()
+    const image = await openRequestImage(request, maxInputPixels);
+    const rgb = await image
+      .source()
       .flatten({ background: "#ffffff" })
       .toColourspace("srgb")
       .resize(settings.inputWidth, settings.inputHeight, { fit: "fill", kernel: "lanczos3" })
       .removeAlpha()
       .raw()
       .toBuffer();
-    return { source, width, height, hasAlpha: meta.hasAlpha === true, rgb: new Uint8Array(rgb) };
+    return { image, rgb: new Uint8Array(rgb) };
   }
 
   /** Scales the mask to the image and joins it to the original pixels as alpha, as a PNG. */
-  async function compose(prepared: Awaited<ReturnType<typeof prepare>>, map: MaskMap): Promise<Uint8Array> {
-    const { source, width, height } = prepared;
+  async function compose(image: RequestImage, map: MaskMap): Promise<Uint8Array> {
     const alpha = await sharp(map.mask, { raw: { width: map.width, height: map.height, channels: 1 } })
-      .resize(width, height, { fit: "fill", kernel: "linear" })
+      .resize(image.width, image.height, { fit: "fill", kernel: "linear" })
       .extractChannel(0)
       .raw()
       .toBuffer();
-    if (prepared.hasAlpha) {
-      // A pixel transparent in the input stays at most as opaque as it was.
-      const existing = await source().ensureAlpha().extractChannel(3).raw().toBuffer();
-      for (let index = 0; index < alpha.length; index += 1) {
-        alpha[index] = Math.min(alpha[index]!, existing[index]!);
-      }
-    }
-    // sharp applies removeAlpha after joinChannel in one pipeline: take the RGB pixels first.
-    const rgb = await source().removeAlpha().toColourspace("srgb").raw().toBuffer();
-    const cutout = await sharp(rgb, { raw: { width, height, channels: 3 } })
-      .joinChannel(alpha, { raw: { width, height, channels: 1 } })
-      .png({ compressionLevel: 6 })
-      .toBuffer();
-    return new Uint8Array(cutout.buffer, cutout.byteOffset, cutout.byteLength);
+    return cutoutPng(image, alpha);
   }
 
   return {
@@ -479,7 +447,7 @@ export async function createOnnxBackgroundRemover(
           pool.release(worker);
         }
         signal?.throwIfAborted();
-        return compose(prepared, map);
+        return compose(prepared.image, map);
       })();
       work.catch(() => {});
       try {

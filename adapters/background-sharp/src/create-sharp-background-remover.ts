@@ -1,6 +1,6 @@
 import type { BackgroundRemovalOptions, BackgroundRemovalRequest, BackgroundRemover } from "@pixport/core";
-import { ErrorCodes, ImagePipelineError } from "@pixport/core";
 import sharp from "sharp";
+import { cutoutPng, openRequestImage } from "./cutout.js";
 
 /** Options of {@link createSharpBackgroundRemover}; every field has a default. */
 export interface SharpBackgroundRemoverOptions {
@@ -64,30 +64,9 @@ export function createSharpBackgroundRemover(options: SharpBackgroundRemoverOpti
   return {
     name: "sharp-classical",
     async remove(request: BackgroundRemovalRequest, callOptions: BackgroundRemovalOptions = {}) {
-      const { image } = request;
       const signal = callOptions.signal;
-      const source = () =>
-        sharp(image, { limitInputPixels: settings.maxInputPixels, failOn: "error", autoOrient: true });
-      const meta = await source()
-        .metadata()
-        .catch((error: unknown) => {
-          throw new ImagePipelineError(
-            ErrorCodes.INVALID_IMAGE,
-            `The image cannot be decoded: ${(error as Error).message}`,
-            {
-              cause: error,
-            },
-          );
-        });
-      const width = meta.autoOrient?.width ?? meta.width;
-      const height = meta.autoOrient?.height ?? meta.height;
-      if (width !== request.width || height !== request.height) {
-        // The recorded size is authoritative; a mismatch means the bytes are not what the core stored.
-        throw new ImagePipelineError(
-          ErrorCodes.INTERNAL,
-          `The image is ${width} x ${height}, expected ${request.width} x ${request.height}.`,
-        );
-      }
+      const image = await openRequestImage(request, settings.maxInputPixels);
+      const { source, width, height } = image;
       signal?.throwIfAborted();
       const scale = Math.min(1, settings.workingSide / Math.max(width, height));
       const workWidth = Math.max(1, Math.round(width * scale));
@@ -110,36 +89,14 @@ export function createSharpBackgroundRemover(options: SharpBackgroundRemoverOpti
       const small = new Uint8Array(mask.length);
       for (let index = 0; index < mask.length; index += 1) small[index] = mask[index] === 1 ? 255 : 0;
       const sigma = Math.max(0.3, settings.featherSigma);
-      let alpha = await sharp(small, { raw: { width: workWidth, height: workHeight, channels: 1 } })
+      const alpha = await sharp(small, { raw: { width: workWidth, height: workHeight, channels: 1 } })
         .resize(width, height, { fit: "fill", kernel: "linear" })
         .blur(sigma)
         .extractChannel(0)
         .raw()
         .toBuffer();
       signal?.throwIfAborted();
-      if (meta.hasAlpha) {
-        const original = await source().ensureAlpha().raw().toBuffer({ resolveWithObject: true });
-        const channels = original.info.channels;
-        const combined = Buffer.alloc(alpha.length);
-        for (let index = 0; index < alpha.length; index += 1) {
-          combined[index] = Math.min(alpha[index]!, original.data[index * channels + channels - 1]!);
-        }
-        alpha = combined;
-      }
-      const rgbFull = await source().removeAlpha().toColourspace("srgb").raw().toBuffer();
-      const rgba = Buffer.alloc(width * height * 4);
-      for (let index = 0, pixel = 0; pixel < alpha.length; pixel += 1, index += 3) {
-        const out = pixel * 4;
-        rgba[out] = rgbFull[index]!;
-        rgba[out + 1] = rgbFull[index + 1]!;
-        rgba[out + 2] = rgbFull[index + 2]!;
-        rgba[out + 3] = alpha[pixel]!;
-      }
-      signal?.throwIfAborted();
-      const png = await sharp(rgba, { raw: { width, height, channels: 4 } })
-        .png({ compressionLevel: 6 })
-        .toBuffer();
-      return new Uint8Array(png.buffer, png.byteOffset, png.byteLength);
+      return cutoutPng(image, alpha);
     },
   };
 }
