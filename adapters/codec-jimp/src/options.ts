@@ -1,4 +1,4 @@
-import { ErrorCodes, ImagePipelineError } from "@pixport/core";
+import { parseOptions } from "@pixport/core";
 import { z } from "zod";
 
 /** Options of {@link createJimpCodec}, parsed once at construction. */
@@ -31,14 +31,10 @@ export type JimpImageCodecOptions = z.input<typeof jimpImageCodecOptionsSchema>;
 export type ResolvedJimpImageCodecOptions = z.output<typeof jimpImageCodecOptionsSchema>;
 
 export function parseJimpImageCodecOptions(options: unknown): ResolvedJimpImageCodecOptions {
-  const parsed = jimpImageCodecOptionsSchema.safeParse(options ?? {});
-  if (parsed.success) return parsed.data;
-  const paths = parsed.error.issues
-    .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "options"}: ${issue.message}`)
-    .join("; ");
-  throw new ImagePipelineError(
-    ErrorCodes.INVALID_CONFIGURATION,
-    `Invalid jimp codec options (${paths}). Fix the options passed to createJimpCodec().`,
-    { issues: parsed.error.issues.map((issue) => ({ path: issue.path.join("."), message: issue.message })) },
+  return parseOptions(
+    jimpImageCodecOptionsSchema,
+    options ?? {},
+    "jimp codec",
+    "Fix the options passed to createJimpCodec().",
   );
 }

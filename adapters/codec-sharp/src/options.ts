@@ -1,4 +1,4 @@
-import { ErrorCodes, ImagePipelineError } from "@pixport/core";
+import { parseOptions } from "@pixport/core";
 import { z } from "zod";
 
 /**
@@ -51,14 +51,10 @@ export type SharpImageCodecOptions = z.input<typeof sharpImageCodecOptionsSchema
 export type ResolvedSharpImageCodecOptions = z.output<typeof sharpImageCodecOptionsSchema>;
 
 export function parseSharpImageCodecOptions(options: unknown): ResolvedSharpImageCodecOptions {
-  const parsed = sharpImageCodecOptionsSchema.safeParse(options ?? {});
-  if (parsed.success) return parsed.data;
-  const paths = parsed.error.issues
-    .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "options"}: ${issue.message}`)
-    .join("; ");
-  throw new ImagePipelineError(
-    ErrorCodes.INVALID_CONFIGURATION,
-    `Invalid sharp codec options (${paths}). Fix the options passed to createSharpCodec().`,
-    { issues: parsed.error.issues.map((issue) => ({ path: issue.path.join("."), message: issue.message })) },
+  return parseOptions(
+    sharpImageCodecOptionsSchema,
+    options ?? {},
+    "sharp codec",
+    "Fix the options passed to createSharpCodec().",
   );
 }

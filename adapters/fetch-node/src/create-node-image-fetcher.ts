@@ -14,6 +14,7 @@ import {
   type ImageFetchRequest,
   ImagePipelineError,
   isImagePipelineError,
+  parseOptions,
   sniffImageFormat,
 } from "@pixport/core";
 import { z } from "zod";
@@ -142,12 +143,7 @@ type Deadline = ReturnType<typeof startDeadline>;
  * ```
  */
 export function createNodeImageFetcher(options: NodeImageFetcherOptions = {}): ImageFetcher {
-  const parsed = nodeImageFetcherOptionsSchema.safeParse(options);
-  if (!parsed.success) {
-    const paths = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ");
-    throw new ImagePipelineError(ErrorCodes.INVALID_CONFIGURATION, `Invalid fetcher options (${paths}).`);
-  }
-  const config = parsed.data;
+  const config = parseOptions(nodeImageFetcherOptionsSchema, options, "fetcher");
   const resolve = config.resolve ?? defaultResolve;
   const addressPolicy: AddressPolicy = config.addressPolicy ?? ((address) => blockedAddressReason(address));
   const ca = config.ca as string | Buffer | (string | Buffer)[] | undefined;

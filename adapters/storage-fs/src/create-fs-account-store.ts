@@ -4,7 +4,7 @@ import { z } from "zod";
 import { type FsPromises, writeFileAtomic } from "./atomic-write.js";
 import { isMissing, toStorageError } from "./fs-errors.js";
 import { createKeyedLock } from "./keyed-lock.js";
-import { defaultFs, fsSchema, parseOptions, rootSchema } from "./options.js";
+import { defaultFs, fsSchema, parseFsOptions, rootSchema } from "./options.js";
 
 /** Options of {@link createFsAccountStore}. */
 export const fsAccountStoreOptionsSchema = z.object({
@@ -27,7 +27,7 @@ const accountsFileSchema = z.object({
  * are serialised within a process; let one admin process change accounts at a time.
  */
 export function createFsAccountStore(options: FsAccountStoreOptions): AccountStore {
-  const parsed = parseOptions(fsAccountStoreOptionsSchema, options, "createFsAccountStore");
+  const parsed = parseFsOptions(fsAccountStoreOptionsSchema, options, "createFsAccountStore");
   const root = path.resolve(parsed.root);
   const filePath = path.join(root, "accounts.json");
   const fs: FsPromises = parsed.fs ?? defaultFs;

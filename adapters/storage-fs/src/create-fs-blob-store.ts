@@ -20,7 +20,7 @@ import {
 import { isInside, resolveInside } from "./containment.js";
 import { errorCode, escapedRootError, isMissing, toStorageError } from "./fs-errors.js";
 import { createKeyedLock } from "./keyed-lock.js";
-import { defaultFs, fsSchema, parseOptions, rootSchema } from "./options.js";
+import { defaultFs, fsSchema, parseFsOptions, rootSchema } from "./options.js";
 
 /** Options of {@link createFsBlobStore}, validated by {@link fsBlobStoreOptionsSchema}. */
 export const fsBlobStoreOptionsSchema = z.object({
@@ -109,7 +109,7 @@ const READ_NO_FOLLOW = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
  * ```
  */
 export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
-  const parsed = parseOptions(fsBlobStoreOptionsSchema, options, "createFsBlobStore");
+  const parsed = parseFsOptions(fsBlobStoreOptionsSchema, options, "createFsBlobStore");
   const root = path.resolve(parsed.root);
   const fs: FsPromises = parsed.fs ?? defaultFs;
   const locks = createKeyedLock();

@@ -22,7 +22,7 @@ import {
 } from "./atomic-write.js";
 import { errorCode, isMissing, toStorageError } from "./fs-errors.js";
 import { createKeyedLock } from "./keyed-lock.js";
-import { defaultFs, fsSchema, loggerSchema, parseOptions, rootSchema } from "./options.js";
+import { defaultFs, fsSchema, loggerSchema, parseFsOptions, rootSchema } from "./options.js";
 
 /** Options of {@link createFsImageRepository}, validated by {@link fsImageRepositoryOptionsSchema}. */
 export const fsImageRepositoryOptionsSchema = z.object({
@@ -178,7 +178,7 @@ function duplicateError(id: string, cause?: unknown): ImagePipelineError {
  * ```
  */
 export function createFsImageRepository(options: FsImageRepositoryOptions): FsImageRepository {
-  const parsed = parseOptions(fsImageRepositoryOptionsSchema, options, "createFsImageRepository");
+  const parsed = parseFsOptions(fsImageRepositoryOptionsSchema, options, "createFsImageRepository");
   const root = path.resolve(parsed.root);
   const recordsDirectory = path.join(root, "records");
   const changeLogPath = path.join(root, "changes.log");

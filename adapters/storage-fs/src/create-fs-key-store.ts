@@ -15,7 +15,7 @@ import {
 } from "./atomic-write.js";
 import { isMissing, toStorageError } from "./fs-errors.js";
 import { createKeyedLock } from "./keyed-lock.js";
-import { defaultFs, fsSchema, parseOptions, rootSchema } from "./options.js";
+import { defaultFs, fsSchema, parseFsOptions, rootSchema } from "./options.js";
 
 /** Options of {@link createFsKeyStore}, validated by {@link fsKeyStoreOptionsSchema}. */
 export const fsKeyStoreOptionsSchema = z.object({
@@ -80,7 +80,7 @@ interface Snapshot {
  * ```
  */
 export function createFsKeyStore(options: FsKeyStoreOptions): FsKeyStore {
-  const parsed = parseOptions(fsKeyStoreOptionsSchema, options, "createFsKeyStore");
+  const parsed = parseFsOptions(fsKeyStoreOptionsSchema, options, "createFsKeyStore");
   const root = path.resolve(parsed.root);
   const filePath = path.join(root, "keys.json");
   const fs: FsPromises = parsed.fs ?? defaultFs;

@@ -1,5 +1,5 @@
 import * as nodeFs from "node:fs/promises";
-import { ErrorCodes, ImagePipelineError, type Logger } from "@pixport/core";
+import { type Logger, parseOptions } from "@pixport/core";
 import { z } from "zod";
 import { FS_FUNCTIONS, type FsPromises } from "./atomic-write.js";
 
@@ -33,22 +33,11 @@ export const loggerSchema = z.custom<Logger>(
 /** The real module, typed as the subset the adapters use. */
 export const defaultFs: FsPromises = nodeFs;
 
-/**
- * Parses factory options once, at construction. Failures throw `INVALID_CONFIGURATION` listing
- * every bad path and how to fix it.
- */
-export function parseOptions<Schema extends z.ZodType>(
+/** `parseOptions` of `@pixport/core` with the fs adapters' hint. */
+export function parseFsOptions<Schema extends z.ZodType>(
   schema: Schema,
   options: unknown,
   factory: string,
 ): z.output<Schema> {
-  const parsed = schema.safeParse(options);
-  if (parsed.success) return parsed.data;
-  const paths = parsed.error.issues
-    .map((issue) => `${issue.path.length === 0 ? "options" : issue.path.join(".")}: ${issue.message}`)
-    .join("; ");
-  throw new ImagePipelineError(
-    ErrorCodes.INVALID_CONFIGURATION,
-    `Invalid ${factory} options (${paths}). Pass an object such as { root: "/var/lib/pixport" }.`,
-  );
+  return parseOptions(schema, options, factory, 'Pass an object such as { root: "/var/lib/pixport" }.');
 }

@@ -66,6 +66,7 @@ export {
 export { type RemoveBackgroundInput, removeImageBackground } from "./operations/remove-background.js";
 export type { TransformInput } from "./operations/transform-image.js";
 export type { UploadImageInput } from "./operations/upload-image.js";
+export { parseOptions } from "./options.js";
 export {
   createImagePipeline,
   type ImagePipeline,

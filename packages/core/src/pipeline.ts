@@ -44,6 +44,7 @@ import {
   watermarkImage,
 } from "./operations/transform-image.js";
 import { type UploadImageInput, uploadImage } from "./operations/upload-image.js";
+import { parseOptions } from "./options.js";
 import { BILLING_UNITS } from "./policies/billing.js";
 import { admitRequest, policyOptionsSchema, withQuota } from "./policies/limits-policy.js";
 import {
@@ -208,11 +209,7 @@ export function createImagePipeline(
   deps: ImagePipelineDeps,
   options: ImagePipelineOptions = {},
 ): ImagePipeline {
-  const parsed = imagePipelineOptionsSchema.safeParse(options);
-  if (!parsed.success) {
-    const paths = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ");
-    throw new ImagePipelineError(ErrorCodes.INVALID_CONFIGURATION, `Invalid pipeline options (${paths}).`);
-  }
+  const settings = parseOptions(imagePipelineOptionsSchema, options, "pipeline");
   const context: PipelineContext = {
     codec: deps.codec,
     blobStore: deps.blobStore,
@@ -222,22 +219,22 @@ export function createImagePipeline(
     clock: deps.clock ?? systemClock,
     ids: deps.ids ?? createRandomIdGenerator(),
     logger: deps.logger ?? silentLogger,
-    limits: parsed.data.limits,
-    encodeQuality: parsed.data.encodeQuality,
+    limits: settings.limits,
+    encodeQuality: settings.encodeQuality,
     policy: {
       rateLimiter: deps.rateLimiter ?? createMemoryRateLimiter({ clock: deps.clock ?? systemClock }),
       quota: deps.quota ?? createMemoryQuotaStore(),
       accounts: deps.accounts ?? createMemoryAccountStore(),
       clock: deps.clock ?? systemClock,
-      policies: parsed.data.policies,
+      policies: settings.policies,
       onOutage: (what, error) =>
         (deps.logger ?? silentLogger).warn?.(`${what} unavailable; continuing without it (fail-open)`, {
           error: String(error),
         }),
     },
-    testWatermark: parsed.data.testWatermark ?? DEFAULT_TEST_WATERMARK,
+    testWatermark: settings.testWatermark ?? DEFAULT_TEST_WATERMARK,
     urlImport: {
-      policy: createUrlImportPolicy(parsed.data.urlImport),
+      policy: createUrlImportPolicy(settings.urlImport),
       fetcher: deps.fetcher,
       publicStore: deps.publicBlobStore,
     },
@@ -249,13 +246,10 @@ export function createImagePipeline(
     context.logger.warn?.(`codec ${context.codec.name} cannot encode: ${missing.join(", ")}`);
   }
   const models: ModelPorts =
-    parsed.data.modelCircuit === false
+    settings.modelCircuit === false
       ? { ...deps.models }
-      : guardModelPorts(
-          { ...deps.models },
-          createModelCircuitBreaker(parsed.data.modelCircuit, context.clock),
-        );
-  const gate = parsed.data.workQueue === undefined ? undefined : createWorkGate(parsed.data.workQueue);
+      : guardModelPorts({ ...deps.models }, createModelCircuitBreaker(settings.modelCircuit, context.clock));
+  const gate = settings.workQueue === undefined ? undefined : createWorkGate(settings.workQueue);
   /** Wraps a billable operation in the monthly quota (reserve first, give back on failure). */
   function billed<I, O>(operationId: string, operation: (caller: Caller, input: I) => Promise<O>) {
     return (caller: Caller, input: I) =>

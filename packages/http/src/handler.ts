@@ -7,6 +7,7 @@ import {
   ImagePipelineError,
   isImagePipelineError,
   type Logger,
+  parseOptions,
   type RateLimitDecision,
   silentLogger,
 } from "@pixport/core";
@@ -83,15 +84,7 @@ function compile(route: Route): CompiledRoute {
  * It never throws: unexpected errors become a generic 500 and go to the logger.
  */
 export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerOptions = {}): HttpHandler {
-  const parsed = httpHandlerOptionsSchema.safeParse(options);
-  if (!parsed.success) {
-    const paths = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ");
-    throw new ImagePipelineError(
-      ErrorCodes.INVALID_CONFIGURATION,
-      `Invalid HTTP handler options (${paths}).`,
-    );
-  }
-  const settings = parsed.data;
+  const settings = parseOptions(httpHandlerOptionsSchema, options, "HTTP handler");
   const logger = options.logger ?? silentLogger;
   const routes = options.routes ?? defaultRoutes;
   const compiled = routes.map(compile);

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { type ErrorCode, ErrorCodes, ImagePipelineError } from "../errors.js";
+import { parseOptions } from "../options.js";
 import { BLOB_KEY_PATTERN } from "../ports/blob-store.js";
 import { hostMatches, hostPatternProblem, normalizeHostName } from "./host-pattern.js";
 import { SHARE_LINK_PROVIDERS, type ShareLinkProvider, type ShareLinkProviderName } from "./share-links.js";
@@ -204,12 +205,7 @@ function parseUrl(raw: string, base?: string): URL | UrlRefusal {
  * ```
  */
 export function createUrlImportPolicy(options: UrlImportOptions = {}): UrlImportPolicy {
-  const parsed = urlImportOptionsSchema.safeParse(options);
-  if (!parsed.success) {
-    const paths = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ");
-    throw new ImagePipelineError(ErrorCodes.INVALID_CONFIGURATION, `Invalid URL import options (${paths}).`);
-  }
-  const resolved = parsed.data;
+  const resolved = parseOptions(urlImportOptionsSchema, options, "URL import");
   const patterns = [...resolved.allowedOrigins, ...resolved.additionalOrigins];
   const storageBases = [
     ...resolved.storageBaseUrls,
