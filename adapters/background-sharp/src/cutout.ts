@@ -50,16 +50,14 @@ export async function openRequestImage(
  * an RGBA PNG. Where the image already had alpha the result is never more opaque than it was.
  */
 export async function cutoutPng(image: RequestImage, alpha: Buffer): Promise<Uint8Array> {
-  const { source, width, height } = image;
-  if (image.hasAlpha) {
-    const existing = await source().ensureAlpha().extractChannel(3).raw().toBuffer();
-    for (let index = 0; index < alpha.length; index += 1)
-      alpha[index] = Math.min(alpha[index]!, existing[index]!);
+  const { width, height } = image;
+  // One decode: the image as RGBA (alpha 255 where it had none), its alpha then lowered to `alpha`.
+  const rgba = await image.source().toColourspace("srgb").ensureAlpha().raw().toBuffer();
+  for (let pixel = 0; pixel < alpha.length; pixel += 1) {
+    const at = pixel * 4 + 3;
+    rgba[at] = Math.min(rgba[at]!, alpha[pixel]!);
   }
-  // sharp applies removeAlpha after joinChannel in one pipeline: take the RGB pixels first.
-  const rgb = await source().removeAlpha().toColourspace("srgb").raw().toBuffer();
-  const png = await sharp(rgb, { raw: { width, height, channels: 3 } })
-    .joinChannel(alpha, { raw: { width, height, channels: 1 } })
+  const png = await sharp(rgba, { raw: { width, height, channels: 4 } })
     .png({ compressionLevel: 6 })
     .toBuffer();
   return new Uint8Array(png.buffer, png.byteOffset, png.byteLength);
