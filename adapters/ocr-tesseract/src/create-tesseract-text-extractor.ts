@@ -5,7 +5,17 @@ import type { ModelCallOptions, ModelImage, TextExtractor, TextFormat } from "@p
 import { ErrorCodes, ImagePipelineError } from "@pixport/core";
 import sharp from "sharp";
 import { createWorker, OEM, PSM, type Worker } from "tesseract.js";
-import { type LayoutOptions, layoutToMarkdown, layoutToPlain, type OcrBlock } from "./layout.js";
+import { measureSkew } from "./deskew.js";
+import { findGrids } from "./grid.js";
+import {
+  type LayoutOptions,
+  layoutToMarkdown,
+  layoutToPlain,
+  type OcrBlock,
+  type OcrWord,
+} from "./layout.js";
+import { estimateLineHeight, scaleFor, TARGET_LINE_HEIGHT } from "./line-height.js";
+import { eraseRules, findRules, type Rules, scaleRules } from "./rules.js";
 
 /** The API-visible model name of the embedded extractor. */
 export const TESSERACT_MODEL = "tesseract";
@@ -19,9 +29,11 @@ export interface TesseractTextExtractorOptions {
   workers?: number;
   /** Deadline per recognition; the worker is terminated and replaced after it. @default 60000 */
   timeoutMs?: number;
-  /** Longest side (px) of images the core sends (it downscales to this). @default 2000 */
-  maxImageSide?: number;
-  /** Images whose longest side is below this are upscaled (small text reads better). @default 1600 */
+  /**
+   * Pages where no text line can be measured (see `estimateLineHeight`) and whose longest side is
+   * below this are upscaled to it. Pages with text are scaled by their text's line height instead.
+   * @default 1600
+   */
   upscaleBelow?: number;
   /** Layout tuning of the markdown converter. */
   layout?: LayoutOptions;
@@ -46,8 +58,12 @@ function defaultLangPath(): string {
  * The embedded, offline `extract-formatted-text` backend (model name `tesseract`): tesseract.js
  * (WebAssembly LSTM engine, page segmentation mode 3) with the English data of
  * `@tesseract.js-data/eng` read from disk (`langPath`, `cacheMethod: "none"`: no download, no
- * cache writes). Images are pre-processed (grayscale, contrast stretch, upscaled when small) and
- * the layout is converted by {@link layoutToMarkdown} / {@link layoutToPlain}.
+ * cache writes). It declares `lossless`, so the core hands it the original's full-size pixels as
+ * PNG. Each page is pre-processed: greyscale and contrast stretch, straightened (skew measured from
+ * the ink, up to 3°), ruling lines found and painted white, and scaled so the body text's line
+ * height is about 40 px. Ruled tables are read again one by one (as a single block each) and their
+ * cells taken from the ruling grid; the layout is converted by {@link layoutToMarkdown} /
+ * {@link layoutToPlain}.
  *
  * Workers are created lazily, reused, and queued beyond the pool size; a recognition past
  * `timeoutMs` (or aborted) terminates its worker and rejects (`MODEL_TIMEOUT`).
@@ -60,7 +76,6 @@ export function createTesseractTextExtractor(
     Math.floor(options.workers ?? Math.min(4, Math.max(1, Math.floor(availableParallelism() / 2)))),
   );
   const timeoutMs = options.timeoutMs ?? 60_000;
-  const maxImageSide = options.maxImageSide ?? 2000;
   const upscaleBelow = options.upscaleBelow ?? 1600;
   const langPath = options.langPath ?? defaultLangPath();
   const idle: Worker[] = [];
@@ -130,23 +145,57 @@ export function createTesseractTextExtractor(
     return worker;
   }
 
-  async function preprocess(image: ModelImage): Promise<Buffer> {
-    const longest = Math.max(image.width, image.height);
-    const factor = longest < upscaleBelow ? Math.min(3, upscaleBelow / longest) : 1;
-    let pipeline = sharp(image.data, { failOn: "error" }).grayscale().normalise();
-    if (factor > 1.05) {
-      pipeline = pipeline.resize(Math.round(image.width * factor), Math.round(image.height * factor), {
-        kernel: "cubic",
+  /**
+   * The page tesseract reads: greyscale, contrast stretched, ruling lines found and painted white
+   * (they go to the layout step instead), then scaled so the body text's line height is about
+   * {@link TARGET_LINE_HEIGHT} px, and handed over losslessly (PNG, fastest compression).
+   */
+  async function preprocess(image: ModelImage): Promise<{ png: Buffer; rules: Rules }> {
+    const { data, info } = await sharp(image.data, { failOn: "error" })
+      .flatten({ background: "#ffffff" })
+      .grayscale()
+      .normalise()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    let grey = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    let { width, height } = info;
+    const skew = measureSkew(grey, width, height);
+    if (Math.abs(skew) >= 0.2) {
+      const straight = await sharp(grey, { raw: { width, height, channels: 1 } })
+        .rotate(-skew, { background: "#ffffff" })
+        .extractChannel(0)
+        .raw()
+        .toBuffer({ resolveWithObject: true });
+      grey = new Uint8Array(straight.data.buffer, straight.data.byteOffset, straight.data.byteLength);
+      ({ width, height } = straight.info);
+    }
+    const rules = findRules(grey, width, height);
+    eraseRules(grey, width, height, rules);
+    const lineHeight = estimateLineHeight(grey, width, height);
+    const factor = lineHeight === undefined ? fallbackFactor(width, height) : scaleFor(lineHeight);
+    let page = sharp(grey, { raw: { width, height, channels: 1 } });
+    if (Math.abs(factor - 1) > 0.05) {
+      page = page.resize(Math.max(1, Math.round(width * factor)), Math.max(1, Math.round(height * factor)), {
+        kernel: factor > 1 ? "cubic" : "lanczos3",
       });
     }
-    return pipeline.png().toBuffer();
+    return { png: await page.png({ compressionLevel: 1 }).toBuffer(), rules: scaleRules(rules, factor) };
   }
 
-  async function recognize(image: ModelImage, signal: AbortSignal | undefined): Promise<OcrBlock[]> {
+  /** Without a measurable text line (a blank or a picture): upscale small pages as before. */
+  function fallbackFactor(width: number, height: number): number {
+    const longest = Math.max(width, height);
+    return longest < upscaleBelow ? Math.min(3, upscaleBelow / longest) : 1;
+  }
+
+  async function recognize(
+    image: ModelImage,
+    signal: AbortSignal | undefined,
+  ): Promise<{ blocks: OcrBlock[]; rules: Rules; tableWords: OcrWord[] }> {
     if (closed)
       throw new ImagePipelineError(ErrorCodes.MODEL_BAD_RESPONSE, "The tesseract extractor is closed.");
     signal?.throwIfAborted();
-    const input = await preprocess(image);
+    const { png: input, rules } = await preprocess(image);
     signal?.throwIfAborted();
     const worker = await acquire();
     // Aborted while pre-processing or queued for a worker: give the worker back unused.
@@ -175,8 +224,32 @@ export function createTesseractTextExtractor(
         worker.recognize(input, {}, { blocks: true, text: false }),
         deadline,
       ]);
+      // Ruled tables are read again, each as one block of text (page segmentation mode 6): in the
+      // page pass tesseract drops short, isolated cell texts (a lone number in a column).
+      const tableWords: OcrWord[] = [];
+      const grids = findGrids(rules, 0.5 * TARGET_LINE_HEIGHT);
+      if (grids.length > 0) {
+        await Promise.race([worker.setParameters({ tessedit_pageseg_mode: PSM.SINGLE_BLOCK }), deadline]);
+        for (const grid of grids) {
+          const rectangle = {
+            left: Math.max(0, Math.floor(grid.left)),
+            top: Math.max(0, Math.floor(grid.top)),
+            width: Math.ceil(grid.right - grid.left),
+            height: Math.ceil(grid.bottom - grid.top),
+          };
+          const table = await Promise.race([
+            worker.recognize(input, { rectangle }, { blocks: true, text: false }),
+            deadline,
+          ]);
+          const blocks = (table.data.blocks ?? []) as unknown as OcrBlock[];
+          tableWords.push(
+            ...blocks.flatMap((block) => block.paragraphs.flatMap((p) => p.lines.flatMap((l) => l.words))),
+          );
+        }
+        await Promise.race([worker.setParameters({ tessedit_pageseg_mode: PSM.AUTO }), deadline]);
+      }
       release(worker);
-      return (result.data.blocks ?? []) as unknown as OcrBlock[];
+      return { blocks: (result.data.blocks ?? []) as unknown as OcrBlock[], rules, tableWords };
     } catch (error) {
       discard(worker);
       if (error instanceof ImagePipelineError || signal?.aborted === true) throw error;
@@ -192,13 +265,17 @@ export function createTesseractTextExtractor(
   return {
     models: [TESSERACT_MODEL],
     defaultModel: TESSERACT_MODEL,
-    maxImageSide: () => maxImageSide,
+    // The core hands over the full-size pixels losslessly; this extractor scales by text height.
+    lossless: true,
     async extract(
       request: { model: string; image: ModelImage; format: TextFormat },
       callOptions: ModelCallOptions = {},
     ): Promise<string> {
-      const blocks = await recognize(request.image, callOptions.signal);
-      return request.format === "markdown" ? layoutToMarkdown(blocks, options.layout) : layoutToPlain(blocks);
+      const { blocks, rules, tableWords } = await recognize(request.image, callOptions.signal);
+      const page = { rules, tableWords };
+      return request.format === "markdown"
+        ? layoutToMarkdown(blocks, options.layout, page)
+        : layoutToPlain(blocks, page, options.layout);
     },
     async close() {
       closed = true;

@@ -1,3 +1,15 @@
+import { findGrids, type Grid, gridCells, insideGrid } from "./grid.js";
+import type { Rules } from "./rules.js";
+
+/**
+ * What the extractor found on the page besides tesseract's layout: the ruling lines, and the words
+ * of each ruled table as read again on its own (they replace the page pass's words there).
+ */
+export interface PageExtras {
+  rules?: Rules;
+  tableWords?: readonly OcrWord[];
+}
+
 /** A box in image px: left, top, right, bottom (tesseract's `bbox`). */
 export interface OcrBox {
   x0: number;
@@ -16,6 +28,8 @@ export interface OcrLine {
   bbox: OcrBox;
   /** Tesseract's row height (x-height plus ascenders and descenders); else the box height. */
   rowAttributes?: { rowHeight?: number } | null;
+  /** The baseline, from its left end to its right end. */
+  baseline?: { x0: number; y0: number; x1: number; y1: number } | null;
 }
 export interface OcrParagraph {
   lines: readonly OcrLine[];
@@ -66,9 +80,25 @@ interface FlatLine {
   paragraph: number;
   /** Index of the table this line belongs to, or -1. */
   table: number;
+  /** Index of the ruled table (grid) this line lies in, or -1. */
+  grid: number;
+  /** Type size: the line's tallest letters above its baseline (see {@link sizeOf}). */
+  size: number;
 }
 
 const heightOf = (line: OcrLine) => line.rowAttributes?.rowHeight ?? line.bbox.y1 - line.bbox.y0;
+/**
+ * The type size of a line, for headings: from the top of its tallest letter to its baseline (a
+ * capital, an ascender or a digit; descenders left out). Tesseract's row height is inflated for
+ * short lines (a one-word table cell reads 15 % taller than a sentence of the same type), which
+ * made a heading over a table look like body text; the baseline measure does not drift that way.
+ */
+const sizeOf = (line: OcrLine) => {
+  const baseline = line.baseline;
+  if (baseline === undefined || baseline === null) return heightOf(line);
+  const above = (baseline.y0 + baseline.y1) / 2 - line.bbox.y0;
+  return above > 0 ? above : heightOf(line);
+};
 const wordsOf = (line: OcrLine) => line.words.filter((word) => word.text.trim() !== "");
 const lineText = (line: OcrLine) =>
   wordsOf(line)
@@ -83,7 +113,15 @@ function flatten(blocks: readonly OcrBlock[]): FlatLine[] {
       for (const line of para.lines) {
         const text = lineText(line);
         if (text !== "")
-          lines.push({ line, text, height: Math.max(1, heightOf(line)), paragraph, table: -1 });
+          lines.push({
+            line,
+            text,
+            height: Math.max(1, heightOf(line)),
+            size: Math.max(1, sizeOf(line)),
+            paragraph,
+            table: -1,
+            grid: -1,
+          });
       }
       paragraph += 1;
     }
@@ -91,10 +129,10 @@ function flatten(blocks: readonly OcrBlock[]): FlatLine[] {
   return lines;
 }
 
-/** The body text height: the median line height, weighted by characters. */
-function bodyHeight(lines: readonly FlatLine[]): number {
+/** The body text height: the median line height (or `size`), weighted by characters. */
+function bodyHeight(lines: readonly FlatLine[], measure: "height" | "size" = "height"): number {
   const weighted = lines
-    .map((line) => ({ height: line.height, weight: line.text.length }))
+    .map((line) => ({ height: line[measure], weight: line.text.length }))
     .sort((a, b) => a.height - b.height);
   const total = weighted.reduce((sum, entry) => sum + entry.weight, 0);
   let seen = 0;
@@ -127,15 +165,156 @@ function restoreBullet(line: OcrLine, text: string): string {
  * Plain text: the recognised lines in reading order, a blank line between paragraphs. A bullet
  * that tesseract read as `*`, `«`, `©`, `e`, ... is written as `•` (plain text has no markup).
  */
-export function layoutToPlain(blocks: readonly OcrBlock[]): string {
+export function layoutToPlain(
+  blocks: readonly OcrBlock[],
+  extras: PageExtras = {},
+  options: LayoutOptions = {},
+): string {
+  const lines = splitColumns(flatten(blocks));
+  const grids = markGrids(lines, extras);
+  // Unruled tables are read row by row too (tesseract's own order is often column by column).
+  const tables = findTables(
+    lines.filter((line) => line.grid === -1),
+    options.cellGap ?? 1.2,
+  );
+  const emittedTables = new Set<number>();
   const out: string[] = [];
+  const emitted = new Set<number>();
   let previous = -1;
-  for (const line of flatten(blocks)) {
+  const emitGrid = (index: number) => {
+    if (emitted.has(index)) return;
+    emitted.add(index);
+    if (out.length > 0) out.push("");
+    out.push(...grids[index]!.cells.map((row) => row.filter((cell) => cell !== "").join(" ")));
+    previous = -2;
+  };
+  for (const line of lines) {
+    grids.forEach((read, index) => {
+      if (line.grid === -1 && read.grid.top < line.line.bbox.y0) emitGrid(index);
+    });
+    if (line.grid !== -1) {
+      emitGrid(line.grid);
+      continue;
+    }
+    if (line.table !== -1) {
+      if (!emittedTables.has(line.table)) {
+        emittedTables.add(line.table);
+        if (out.length > 0) out.push("");
+        out.push(...tables[line.table]!.map((row) => row.cells.map((cell) => cell.text).join(" ")));
+        previous = -2;
+      }
+      continue;
+    }
     if (previous !== -1 && line.paragraph !== previous) out.push("");
     out.push(restoreBullet(line.line, line.text));
     previous = line.paragraph;
   }
+  grids.forEach((_, index) => emitGrid(index));
   return out.join("\n");
+}
+
+/** A ruled table with its cell texts. */
+interface ReadGrid {
+  grid: Grid;
+  cells: string[][];
+}
+
+/**
+ * Finds the ruled tables (from `rules`), reads their cells from the words inside, and marks the
+ * lines lying in them (most of their words inside) so the flow leaves them to the table.
+ */
+function markGrids(lines: FlatLine[], extras: PageExtras): ReadGrid[] {
+  const { rules } = extras;
+  if (rules === undefined || lines.length === 0) return [];
+  const body = bodyHeight(lines);
+  const pageWords = lines.flatMap((line) => wordsOf(line.line));
+  const tableWords = (extras.tableWords ?? []).filter((word) => word.text.trim() !== "");
+  const grids = findGrids(rules, 0.5 * body)
+    .map((grid) => {
+      const own = tableWords.filter((word) => insideGrid(grid, word));
+      const words = own.length > 0 ? own : pageWords;
+      return { grid, cells: gridCells(grid, words, 1.2 * body) };
+    })
+    .filter((read) => read.cells.length > 0);
+  for (const line of lines) {
+    const inLine = wordsOf(line.line);
+    const index = grids.findIndex(
+      (read) => inLine.filter((word) => insideGrid(read.grid, word)).length * 2 > inLine.length,
+    );
+    line.grid = index;
+  }
+  return grids;
+}
+
+/**
+ * Two text columns that tesseract read as one (each line running across the gutter): where at
+ * least three consecutive rows have a gap wider than three line heights at the same place, with
+ * a few words on each side, every such line is cut at the gutter, and the whole left column is
+ * read before the right one.
+ */
+function splitColumns(lines: FlatLine[]): FlatLine[] {
+  const gutterOf = (line: FlatLine): { from: number; to: number } | undefined => {
+    const words = wordsOf(line.line);
+    let best: { from: number; to: number; at: number } | undefined;
+    for (let index = 1; index < words.length; index += 1) {
+      const from = words[index - 1]!.bbox.x1;
+      const to = words[index]!.bbox.x0;
+      if (to - from >= 3 * line.height && (best === undefined || to - from > best.to - best.from)) {
+        best = { from, to, at: index };
+      }
+    }
+    if (best === undefined || best.at < 2 || words.length - best.at < 2) return undefined;
+    return best;
+  };
+  const out: FlatLine[] = [];
+  let index = 0;
+  while (index < lines.length) {
+    const first = gutterOf(lines[index]!);
+    let end = index;
+    let gutter = first;
+    while (gutter !== undefined && end + 1 < lines.length) {
+      const next = gutterOf(lines[end + 1]!);
+      if (next === undefined) break;
+      const from = Math.max(gutter.from, next.from);
+      const to = Math.min(gutter.to, next.to);
+      if (to <= from) break;
+      gutter = { from, to };
+      end += 1;
+    }
+    if (gutter === undefined || end - index + 1 < 3) {
+      out.push(lines[index]!);
+      index += 1;
+      continue;
+    }
+    const middle = (gutter.from + gutter.to) / 2;
+    const left: FlatLine[] = [];
+    const right: FlatLine[] = [];
+    for (const line of lines.slice(index, end + 1)) {
+      const words = wordsOf(line.line);
+      const side = (keep: (word: OcrWord) => boolean, offset: number): FlatLine | undefined => {
+        const part = words.filter(keep);
+        if (part.length === 0) return undefined;
+        const bbox = {
+          x0: Math.min(...part.map((word) => word.bbox.x0)),
+          y0: Math.min(...part.map((word) => word.bbox.y0)),
+          x1: Math.max(...part.map((word) => word.bbox.x1)),
+          y1: Math.max(...part.map((word) => word.bbox.y1)),
+        };
+        const split: OcrLine = { words: part, bbox, rowAttributes: line.line.rowAttributes ?? null };
+        return { ...line, line: split, text: lineText(split), paragraph: line.paragraph * 2 + offset };
+      };
+      const l = side((word) => word.bbox.x1 <= middle, 0);
+      const r = side((word) => word.bbox.x0 >= middle, 1);
+      if (l !== undefined) left.push(l);
+      if (r !== undefined) right.push(r);
+    }
+    // Paragraph ids stay ordered: the left column's come first.
+    const base = Math.max(...lines.map((line) => line.paragraph)) * 2 + 2;
+    for (const line of right) line.paragraph += base;
+    out.push(...left, ...right);
+    index = end + 1;
+  }
+  return out;
 }
 
 interface Row {
@@ -229,9 +408,14 @@ function findTables(lines: FlatLine[], cellGap: number): Row[][] {
 const escapeCell = (text: string) => text.replace(/\|/g, "\\|");
 
 function tableMarkdown(rows: readonly Row[]): string {
-  const render = (row: Row) => `| ${row.cells.map((cell) => escapeCell(cell.text)).join(" | ")} |`;
+  return cellsMarkdown(rows.map((row) => row.cells.map((cell) => cell.text)));
+}
+
+/** A GFM table: the first row is the header. */
+function cellsMarkdown(rows: readonly (readonly string[])[]): string {
+  const render = (row: readonly string[]) => `| ${row.map(escapeCell).join(" | ")} |`;
   const [head, ...body] = rows;
-  return [render(head!), `| ${head!.cells.map(() => "---").join(" | ")} |`, ...body.map(render)].join("\n");
+  return [render(head!), `| ${head!.map(() => "---").join(" | ")} |`, ...body.map(render)].join("\n");
 }
 
 /**
@@ -240,13 +424,22 @@ function tableMarkdown(rows: readonly Row[]): string {
  * paragraph change or a vertical gap), bullet and numbered list items (continuation lines joined),
  * and tables where rows of short word groups line up in at least 2 columns over at least 2 rows.
  */
-export function layoutToMarkdown(blocks: readonly OcrBlock[], options: LayoutOptions = {}): string {
+export function layoutToMarkdown(
+  blocks: readonly OcrBlock[],
+  options: LayoutOptions = {},
+  extras: PageExtras = {},
+): string {
   const headingRatio = options.headingRatio ?? 1.3;
   const cellGap = options.cellGap ?? 1.2;
-  const lines = flatten(blocks);
+  const lines = splitColumns(flatten(blocks));
   if (lines.length === 0) return "";
   const body = bodyHeight(lines);
-  const tables = findTables(lines, cellGap);
+  const bodySize = bodyHeight(lines, "size");
+  const grids = markGrids(lines, extras);
+  const tables = findTables(
+    lines.filter((line) => line.grid === -1),
+    cellGap,
+  );
   const out: string[] = [];
   const emitted = new Set<number>();
   let paragraph: string[] = [];
@@ -260,7 +453,25 @@ export function layoutToMarkdown(blocks: readonly OcrBlock[], options: LayoutOpt
   let previous: FlatLine | undefined;
   let lastKind: "list" | "other" = "other";
   let listKind: "bullet" | "numbered" = "bullet";
+  const emittedGrids = new Set<number>();
+  const emitGrid = (index: number) => {
+    if (emittedGrids.has(index)) return;
+    flush();
+    if (lastKind === "list") out.push("");
+    emittedGrids.add(index);
+    out.push(cellsMarkdown(grids[index]!.cells), "");
+    lastKind = "other";
+  };
   for (const line of lines) {
+    // A ruled table goes before the first line below its top (the page pass may hold none of it).
+    grids.forEach((read, index) => {
+      if (line.grid === -1 && read.grid.top < line.line.bbox.y0) emitGrid(index);
+    });
+    if (line.grid !== -1) {
+      emitGrid(line.grid);
+      previous = line;
+      continue;
+    }
     if (line.table !== -1) {
       if (!emitted.has(line.table)) {
         flush();
@@ -280,7 +491,7 @@ export function layoutToMarkdown(blocks: readonly OcrBlock[], options: LayoutOpt
       .slice(1)
       .map((word) => word.text.trim())
       .join(" ");
-    const ratio = line.height / body;
+    const ratio = line.size / bodySize;
     const numbered = NUMBERED.exec(first);
     const bullet =
       words.length > 1 &&
@@ -321,6 +532,7 @@ export function layoutToMarkdown(blocks: readonly OcrBlock[], options: LayoutOpt
     previous = line;
   }
   flush();
+  grids.forEach((_, index) => emitGrid(index));
   return out
     .join("\n")
     .replace(/\n{3,}/g, "\n\n")

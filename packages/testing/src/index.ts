@@ -67,6 +67,7 @@ export {
   type MaskFixture,
   orientedFixtureJpeg,
 } from "./fixtures/background.js";
+export { OCR_DOCUMENT_SUITE, type SuiteDocument } from "./fixtures/document-suite.js";
 export {
   BODY_FONT_SIZE,
   characterErrorRate,

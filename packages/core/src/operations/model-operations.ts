@@ -101,16 +101,33 @@ function upstreamFailure(error: unknown, model: string): never {
 
 /**
  * Re-encodes a stored image as JPEG no larger than `maxSide` on its longest side, so a model never
- * receives the full original (nor its alpha channel or metadata).
+ * receives the full original (nor its alpha channel or metadata). With `lossless` (a provider that
+ * reads pixels itself, such as an OCR engine), a PNG of the full-size pixels instead: a JPEG
+ * re-encode and a downscale both lose the fine strokes that text recognition needs.
  */
 export async function prepareModelImage(
   context: PipelineContext,
   caller: Caller,
   imageId: string,
   maxSide: number,
+  lossless = false,
 ): Promise<ModelImage> {
   const record = await loadOwnedImage(context, caller, imageId);
   const data = await loadImageBytes(context, record);
+  const white = { r: 255, g: 255, b: 255, alpha: 1 };
+  if (lossless) {
+    try {
+      const encoded = await context.codec.transform({
+        input: data,
+        steps: [],
+        output: { format: "png", quality: 100, flattenBackground: white },
+        limits: { maxInputPixels: context.limits.maxInputPixels },
+      });
+      return { data: encoded.data, mimeType: "image/png", width: encoded.width, height: encoded.height };
+    } catch (error) {
+      throw internalCodecError(error, record.format);
+    }
+  }
   const scale = Math.min(1, maxSide / Math.max(record.width, record.height));
   const width = Math.max(1, Math.round(record.width * scale));
   const height = Math.max(1, Math.round(record.height * scale));
@@ -298,6 +315,7 @@ export async function extractFormattedText(
     caller,
     image_id,
     provider.maxImageSide?.(model) ?? DEFAULT_MODEL_IMAGE_SIDE,
+    provider.lossless === true,
   );
   const content = await provider
     .extract({ model, image, format: body.format }, { signal: input.signal })

@@ -1,10 +1,12 @@
 /**
- * An image handed to a model: always re-encoded and downscaled by the core (never the stored
- * original), so adapters only wrap the bytes (e.g. as a data URL).
+ * An image handed to a model: always re-encoded by the core (never the stored original's bytes,
+ * nor its metadata or alpha), so adapters only wrap the bytes (e.g. as a data URL). A JPEG
+ * downscaled to the provider's `maxImageSide`, or, for a provider that declares `lossless`, a PNG
+ * of the original's full-size pixels (EXIF-oriented; transparency kept for the adapter to handle).
  */
 export interface ModelImage {
   data: Uint8Array;
-  mimeType: "image/jpeg";
+  mimeType: "image/jpeg" | "image/png";
   width: number;
   height: number;
 }
@@ -29,6 +31,12 @@ export interface ModelProvider {
    * `undefined` means `DEFAULT_MODEL_IMAGE_SIDE` (1024).
    */
   maxImageSide?(model: string): number | undefined;
+  /**
+   * The provider reads pixels itself (an embedded OCR engine): the core hands it a lossless PNG of
+   * the original at full size instead of a downscaled JPEG, and `maxImageSide` is not applied. The
+   * input pixel limits still bound what it receives. @default false
+   */
+  readonly lossless?: boolean;
 }
 
 /**

@@ -137,6 +137,11 @@ export function describeTextExtractorConformance<T extends TextExtractor>(
 
     /** The image the core would send: the bytes as they are when they fit the model's size limit. */
     const imageOf = async (document: RenderedDocument): Promise<ModelImage> => {
+      if (current().lossless === true) {
+        // Mirrors the core for lossless providers: the full-size pixels as PNG.
+        const { data, info } = await sharp(document.data).png().toBuffer({ resolveWithObject: true });
+        return { data: new Uint8Array(data), mimeType: "image/png", width: info.width, height: info.height };
+      }
       const maxSide = current().maxImageSide?.(model);
       if (maxSide !== undefined && Math.max(document.width, document.height) > maxSide) {
         // Mirrors the core's prepareModelImage: downscale, flatten onto white, JPEG quality 85.

@@ -1,0 +1,142 @@
+/**
+ * Ruling lines (table borders) found in a greyscale page, and their removal before recognition.
+ *
+ * Tesseract's page layout treats a ruled table as a picture or splits it into one block per cell,
+ * and a rule touching a glyph spoils the glyph. So the extractor finds long straight dark runs,
+ * paints them white before recognition, and hands the rules to the layout step, which uses them as
+ * the table's grid (rows between horizontal rules, columns between vertical rules).
+ */
+
+/** One straight rule in page px: horizontal (`y` fixed, `from`..`to` along x) or vertical. */
+export interface Rule {
+  /** The row (horizontal rule) or column (vertical rule) at the rule's centre. */
+  at: number;
+  from: number;
+  to: number;
+  /** Thickness in px. */
+  thickness: number;
+}
+
+export interface Rules {
+  horizontal: Rule[];
+  vertical: Rule[];
+}
+
+/** Greyscale value at or below which a pixel counts as ink. */
+const INK = 128;
+
+interface Run {
+  line: number;
+  from: number;
+  to: number;
+}
+
+/** Dark runs of at least `minLength` px along each line (`along` rows when horizontal). */
+function runs(
+  grey: Uint8Array,
+  width: number,
+  height: number,
+  horizontal: boolean,
+  minLength: number,
+): Run[] {
+  const found: Run[] = [];
+  const lines = horizontal ? height : width;
+  const length = horizontal ? width : height;
+  for (let line = 0; line < lines; line += 1) {
+    let start = -1;
+    // One light pixel inside a run (anti-aliasing, grain) does not break it.
+    let gap = 0;
+    for (let position = 0; position <= length; position += 1) {
+      const value =
+        position === length ? 255 : grey[horizontal ? line * width + position : position * width + line]!;
+      if (value <= INK) {
+        if (start === -1) start = position;
+        gap = 0;
+      } else if (start !== -1) {
+        gap += 1;
+        if (gap > 1 || position === length) {
+          const end = position - gap;
+          if (end - start + 1 >= minLength) found.push({ line, from: start, to: end });
+          start = -1;
+          gap = 0;
+        }
+      }
+    }
+  }
+  return found;
+}
+
+/** Merges runs on adjacent lines that overlap along their length into one rule each. */
+function merge(found: Run[]): Rule[] {
+  const rules: (Rule & { first: number; last: number })[] = [];
+  for (const run of found) {
+    const rule = rules.find(
+      (candidate) =>
+        run.line - candidate.last <= 1 &&
+        Math.min(candidate.to, run.to) - Math.max(candidate.from, run.from) >
+          0.5 * Math.min(candidate.to - candidate.from, run.to - run.from),
+    );
+    if (rule === undefined) {
+      rules.push({ at: run.line, from: run.from, to: run.to, thickness: 1, first: run.line, last: run.line });
+    } else {
+      rule.last = run.line;
+      rule.from = Math.min(rule.from, run.from);
+      rule.to = Math.max(rule.to, run.to);
+    }
+  }
+  return rules.map(({ first, last, from, to }) => ({
+    at: (first + last) / 2,
+    from,
+    to,
+    thickness: last - first + 1,
+  }));
+}
+
+/**
+ * The ruling lines of a page: dark straight runs at least `minLength` px long (default: 8 % of the
+ * page's smaller side, at least 40 px) and at most `maxThickness` px thick (default: a 60th of the smaller side, at least 8 px; thicker dark areas are
+ * pictures or bold blocks, not rules). Text never has such runs: a letter's stroke is short.
+ */
+export function findRules(
+  grey: Uint8Array,
+  width: number,
+  height: number,
+  options: { minLength?: number; maxThickness?: number } = {},
+): Rules {
+  const minLength = options.minLength ?? Math.max(40, Math.round(0.08 * Math.min(width, height)));
+  const maxThickness = options.maxThickness ?? Math.max(8, Math.round(Math.min(width, height) / 60));
+  const thin = (rule: Rule) => rule.thickness <= maxThickness;
+  return {
+    horizontal: merge(runs(grey, width, height, true, minLength)).filter(thin),
+    vertical: merge(runs(grey, width, height, false, minLength)).filter(thin),
+  };
+}
+
+/** Paints every rule white in place (with a 1 px margin for anti-aliased edges). */
+export function eraseRules(grey: Uint8Array, width: number, height: number, rules: Rules): void {
+  for (const rule of rules.horizontal) {
+    const top = Math.max(0, Math.floor(rule.at - rule.thickness / 2) - 1);
+    const bottom = Math.min(height - 1, Math.ceil(rule.at + rule.thickness / 2) + 1);
+    for (let y = top; y <= bottom; y += 1) {
+      grey.fill(255, y * width + Math.max(0, rule.from - 1), y * width + Math.min(width, rule.to + 2));
+    }
+  }
+  for (const rule of rules.vertical) {
+    const left = Math.max(0, Math.floor(rule.at - rule.thickness / 2) - 1);
+    const right = Math.min(width - 1, Math.ceil(rule.at + rule.thickness / 2) + 1);
+    for (let y = Math.max(0, rule.from - 1); y <= Math.min(height - 1, rule.to + 1); y += 1) {
+      grey.fill(255, y * width + left, y * width + right + 1);
+    }
+  }
+}
+
+/** Rules scaled by `factor` (the page was resized after they were found). */
+export function scaleRules(rules: Rules, factor: number): Rules {
+  const scale = (rule: Rule): Rule => ({
+    at: rule.at * factor,
+    from: rule.from * factor,
+    to: rule.to * factor,
+    thickness: rule.thickness * factor,
+  });
+  return { horizontal: rules.horizontal.map(scale), vertical: rules.vertical.map(scale) };
+}
