@@ -209,7 +209,7 @@ export function layoutToPlain(
     out.push(restoreBullet(line.line, line.text));
     previous = line.paragraph;
   }
-  grids.forEach((_, index) => emitGrid(index));
+  for (let index = 0; index < grids.length; index += 1) emitGrid(index);
   return out.join("\n");
 }
 
@@ -532,7 +532,7 @@ export function layoutToMarkdown(
     previous = line;
   }
   flush();
-  grids.forEach((_, index) => emitGrid(index));
+  for (let index = 0; index < grids.length; index += 1) emitGrid(index);
   return out
     .join("\n")
     .replace(/\n{3,}/g, "\n\n")
