@@ -1,4 +1,11 @@
+import { createTesseractTextExtractor } from "@pixport/ocr-tesseract";
 import type { PixportServer } from "@pixport/server";
+import {
+  OCR_DOCUMENT_SUITE,
+  parseMarkdownStructure,
+  type RenderedDocument,
+  renderDocument,
+} from "@pixport/testing";
 import sharp from "sharp";
 import { beforeAll, describe, expect, it } from "vitest";
 import { CODECS, call, ID, IMAGE_KEYS, newKey, upload, useServer } from "./harness.js";
@@ -43,9 +50,17 @@ async function documentImage(): Promise<Uint8Array> {
 
 let shot: Uint8Array;
 let doc: Uint8Array;
+/** Two suite documents at 2400 px wide (lists under a heading; a ruled table), as PNG. */
+let large: RenderedDocument[];
 beforeAll(async () => {
   sharp.unblock({ operation: ["VipsForeignLoadSvgBuffer"] });
-  [shot, doc] = await Promise.all([productShot(), documentImage()]);
+  const suite = (name: string) => OCR_DOCUMENT_SUITE.find((entry) => entry.spec.name === name)!.spec;
+  [shot, doc, ...large] = await Promise.all([
+    productShot(),
+    documentImage(),
+    renderDocument(suite("lists"), { format: "png", scale: 4 }),
+    renderDocument(suite("ruled-4x5"), { format: "png", scale: 4 }),
+  ]);
 });
 
 async function alphaAt(png: Uint8Array, points: readonly (readonly [number, number])[]) {
@@ -181,5 +196,40 @@ describe("extract-formatted-text on the embedded tesseract extractor (no models 
     });
     expect(forbidden.status).toBe(403);
     expect(forbidden.json).toMatchObject({ code: "FEATURE_NOT_AVAILABLE" });
+  });
+
+  it("reads a 2400 px page over HTTP exactly as the library reads the same PNG (lossless input)", async () => {
+    const live = await newKey(server, "live", "large-reader");
+    const library = createTesseractTextExtractor({ workers: 1 });
+    try {
+      for (const document of large) {
+        expect(document.width).toBe(2400);
+        const image = await upload(server.url, live, document.data, document.name);
+        const answer = await call(server.url, "POST", `/v1/images/${image.id}/extract-formatted-text`, {
+          key: live,
+          json: { format: "markdown" },
+        });
+        expect(answer.status).toBe(201);
+        const direct = await library.extract({
+          model: "tesseract",
+          image: {
+            data: document.data,
+            mimeType: "image/png",
+            width: document.width,
+            height: document.height,
+          },
+          format: "markdown",
+        });
+        expect(answer.json.content).toBe(direct);
+        // And what both read is the document: every heading, list item and table cell.
+        const got = parseMarkdownStructure(answer.json.content as string);
+        expect(got.headings).toEqual(document.structure.headings);
+        expect(got.bullets).toEqual(document.structure.bullets);
+        expect(got.numbered).toEqual(document.structure.numbered);
+        expect(got.tables).toEqual(document.structure.tables);
+      }
+    } finally {
+      await library.close();
+    }
   });
 });
