@@ -63,6 +63,7 @@ export {
   backgroundFixture,
   decodeAlpha,
   EASY_BACKGROUND_FIXTURES,
+  ENCLOSED_BACKGROUND_FIXTURES,
   HARD_BACKGROUND_FIXTURES,
   type MaskFixture,
   orientedFixtureJpeg,

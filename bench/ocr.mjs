@@ -1,0 +1,142 @@
+// OCR accuracy, time and memory, side by side in one run, on the documents of the OCR suite
+// (OCR_DOCUMENT_SUITE: 21 documents rendered from known text, each at two sizes, 1000-3000 px):
+// - cli: Debian's `tesseract` 5 CLI (package tesseract-ocr, installed here when missing), page
+//   segmentation mode 3, pinned to one thread (OMP_THREAD_LIMIT=1), plain text on stdout;
+// - library: the built @pixport/ocr-tesseract extractor in a child process, one warm worker;
+// - http: the prebuilt server (built packages) answering extract-formatted-text for the uploaded PNG.
+// Prints each engine's mean and worst plain-text character error rate against the source, its
+// median time per page and the ratio to the CLI's, and its peak RSS; the library's markdown CER too.
+// Targets (issue 20): pixport's CER <= the CLI's, time <= 1.0x the CLI's, peak RSS <= 200 MB.
+// Usage: npx --yes pnpm@12 run build && npx tsx --conditions=pixport-source bench/ocr.mjs [--only name]
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { OCR_DOCUMENT_SUITE } from "../packages/testing/src/fixtures/document-suite.ts";
+import { characterErrorRate, renderDocument } from "../packages/testing/src/fixtures/documents.ts";
+import { startChild } from "./lib.mjs";
+
+const { values } = parseArgs({ options: { only: { type: "string" } } });
+const here = path.dirname(new URL(import.meta.url).pathname);
+
+function ensureCli() {
+  if (spawnSync("tesseract", ["--version"]).status === 0) return;
+  console.log("installing Debian's tesseract-ocr (apt-get) ...");
+  execFileSync("sh", ["-c", "apt-get update -qq && apt-get install -y -qq tesseract-ocr tesseract-ocr-eng"], {
+    stdio: "inherit",
+  });
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const mean = (values) => values.reduce((sum, value) => sum + value, 0) / values.length;
+const mb = (bytes) => `${(bytes / 2 ** 20).toFixed(0)} MB`;
+
+ensureCli();
+const directory = await mkdtemp(path.join(tmpdir(), "pixport-ocr-bench-"));
+const pages = [];
+for (const entry of OCR_DOCUMENT_SUITE) {
+  if (values.only !== undefined && !entry.spec.name.includes(values.only)) continue;
+  for (const scale of entry.scales) {
+    const document = await renderDocument(entry.spec, { format: "png", scale, photo: entry.photo });
+    const file = `${entry.spec.name}@${document.width}.png`;
+    await writeFile(path.join(directory, file), document.data);
+    pages.push({ file, document });
+  }
+}
+pages.sort((a, b) => (a.file < b.file ? -1 : 1));
+console.log(`${pages.length} pages in ${directory}`);
+
+// The CLI, one page at a time, timed by /usr/bin/time (wall seconds and peak RSS in KB).
+const cli = [];
+for (const { file, document } of pages) {
+  const run = spawnSync("/usr/bin/time", ["-f", "%e %M", "tesseract", path.join(directory, file), "-", "--psm", "3"], {
+    env: { ...process.env, OMP_THREAD_LIMIT: "1" },
+    encoding: "utf8",
+  });
+  const [seconds, kilobytes] = run.stderr.trim().split("\n").at(-1).split(" ").map(Number);
+  cli.push({ file, ms: seconds * 1000, rss: kilobytes * 1024, cer: characterErrorRate(run.stdout, document.plain) });
+}
+
+// The library, in its own process.
+const library = [];
+let libraryPeak = 0;
+await new Promise((resolve, reject) => {
+  const child = spawn(process.execPath, [path.join(here, "ocr-child.mjs"), directory], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let buffered = "";
+  child.stdout.on("data", (chunk) => {
+    buffered += chunk;
+    const lines = buffered.split("\n");
+    buffered = lines.pop();
+    for (const line of lines) {
+      const row = JSON.parse(line);
+      if (row.peakRss !== undefined) libraryPeak = row.peakRss;
+      else {
+        const { document } = pages.find((page) => page.file === row.file);
+        library.push({
+          file: row.file,
+          ms: row.plainMs,
+          cer: characterErrorRate(row.plain, document.plain),
+          markdownCer: characterErrorRate(row.markdown, document.markdown),
+        });
+      }
+    }
+  });
+  child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`ocr-child exited ${code}`))));
+});
+
+// Over HTTP: the prebuilt server, one request at a time.
+const dataDir = await mkdtemp(path.join(tmpdir(), "pixport-ocr-bench-server-"));
+const server = await startChild(path.join(here, "pixport-child.mjs"), [dataDir]);
+process.on("exit", () => server.child.kill("SIGKILL"));
+const key = /KEY (\S+)/.exec(server.output())[1];
+const http = [];
+const extract = async (id) => {
+  const response = await fetch(`${server.url}/v1/images/${id}/extract-formatted-text`, {
+    method: "POST",
+    headers: { "x-api-key": key, "content-type": "application/json" },
+    body: JSON.stringify({ format: "plain" }),
+  });
+  if (response.status !== 201) throw new Error(`extract answered ${response.status}: ${await response.text()}`);
+  return (await response.json()).content;
+};
+for (const [index, { file, document }] of pages.entries()) {
+  const form = new FormData();
+  form.append("name", file);
+  form.append("image", new Blob([await readFile(path.join(directory, file))]), file);
+  const uploaded = await fetch(`${server.url}/v1/images`, { method: "POST", headers: { "x-api-key": key }, body: form });
+  const body = await uploaded.json();
+  if (uploaded.status !== 201) throw new Error(`upload answered ${uploaded.status}: ${JSON.stringify(body)}`);
+  const { id } = body;
+  if (index === 0) await extract(id); // warm-up: the worker starts on the first call
+  const start = performance.now();
+  const content = await extract(id);
+  http.push({ file, ms: performance.now() - start, cer: characterErrorRate(content, document.plain) });
+}
+server.child.send("peak-rss");
+const [{ peakRss: httpPeak }] = await new Promise((resolve) => server.child.once("message", (m) => resolve([m])));
+server.child.kill("SIGTERM");
+await rm(dataDir, { recursive: true, force: true });
+await rm(directory, { recursive: true, force: true });
+
+const cliMedian = median(cli.map((row) => row.ms));
+const report = (name, rows, peak) => {
+  const rates = rows.map((row) => row.cer);
+  const time = median(rows.map((row) => row.ms));
+  console.log(
+    `${name.padEnd(8)} plain CER mean ${mean(rates).toFixed(4)} worst ${Math.max(...rates).toFixed(4)}  ` +
+      `median ${time.toFixed(0)} ms/page (${(time / cliMedian).toFixed(2)}x cli)  peak RSS ${mb(peak)}`,
+  );
+};
+console.log("engine   accuracy (plain text vs source)              time                        memory");
+report("cli", cli, Math.max(...cli.map((row) => row.rss)));
+report("library", library, libraryPeak);
+report("http", http, httpPeak);
+const markdown = library.map((row) => row.markdownCer);
+console.log(
+  `library markdown CER mean ${mean(markdown).toFixed(4)} worst ${Math.max(...markdown).toFixed(4)} (the CLI has no markdown)`,
+);
+const worst = [...cli].sort((a, b) => b.cer - a.cer).slice(0, 5);
+console.log(`cli's worst pages: ${worst.map((row) => `${row.file} ${row.cer.toFixed(3)}`).join(", ")}`);
