@@ -50,12 +50,21 @@ console.log(`${pages.length} pages in ${directory}`);
 // The CLI, one page at a time, timed by /usr/bin/time (wall seconds and peak RSS in KB).
 const cli = [];
 for (const { file, document } of pages) {
-  const run = spawnSync("/usr/bin/time", ["-f", "%e %M", "tesseract", path.join(directory, file), "-", "--psm", "3"], {
-    env: { ...process.env, OMP_THREAD_LIMIT: "1" },
-    encoding: "utf8",
-  });
+  const run = spawnSync(
+    "/usr/bin/time",
+    ["-f", "%e %M", "tesseract", path.join(directory, file), "-", "--psm", "3"],
+    {
+      env: { ...process.env, OMP_THREAD_LIMIT: "1" },
+      encoding: "utf8",
+    },
+  );
   const [seconds, kilobytes] = run.stderr.trim().split("\n").at(-1).split(" ").map(Number);
-  cli.push({ file, ms: seconds * 1000, rss: kilobytes * 1024, cer: characterErrorRate(run.stdout, document.plain) });
+  cli.push({
+    file,
+    ms: seconds * 1000,
+    rss: kilobytes * 1024,
+    cer: characterErrorRate(run.stdout, document.plain),
+  });
 }
 
 // The library, in its own process.
@@ -99,14 +108,19 @@ const extract = async (id) => {
     headers: { "x-api-key": key, "content-type": "application/json" },
     body: JSON.stringify({ format: "plain" }),
   });
-  if (response.status !== 201) throw new Error(`extract answered ${response.status}: ${await response.text()}`);
+  if (response.status !== 201)
+    throw new Error(`extract answered ${response.status}: ${await response.text()}`);
   return (await response.json()).content;
 };
 for (const [index, { file, document }] of pages.entries()) {
   const form = new FormData();
   form.append("name", file);
   form.append("image", new Blob([await readFile(path.join(directory, file))]), file);
-  const uploaded = await fetch(`${server.url}/v1/images`, { method: "POST", headers: { "x-api-key": key }, body: form });
+  const uploaded = await fetch(`${server.url}/v1/images`, {
+    method: "POST",
+    headers: { "x-api-key": key },
+    body: form,
+  });
   const body = await uploaded.json();
   if (uploaded.status !== 201) throw new Error(`upload answered ${uploaded.status}: ${JSON.stringify(body)}`);
   const { id } = body;
@@ -116,7 +130,9 @@ for (const [index, { file, document }] of pages.entries()) {
   http.push({ file, ms: performance.now() - start, cer: characterErrorRate(content, document.plain) });
 }
 server.child.send("peak-rss");
-const [{ peakRss: httpPeak }] = await new Promise((resolve) => server.child.once("message", (m) => resolve([m])));
+const [{ peakRss: httpPeak }] = await new Promise((resolve) =>
+  server.child.once("message", (m) => resolve([m])),
+);
 server.child.kill("SIGTERM");
 await rm(dataDir, { recursive: true, force: true });
 await rm(directory, { recursive: true, force: true });

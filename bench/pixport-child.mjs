@@ -22,6 +22,10 @@ const running = await startPixportServer(
     ...(process.env.PIXPORT_BENCH_WORK_QUEUE
       ? { workQueue: JSON.parse(process.env.PIXPORT_BENCH_WORK_QUEUE) }
       : {}),
+    // bench/background.mjs picks the background remover (e.g. the ONNX engine and its model).
+    ...(process.env.PIXPORT_BENCH_BACKGROUND
+      ? { backgroundRemoval: JSON.parse(process.env.PIXPORT_BENCH_BACKGROUND) }
+      : {}),
   }),
 );
 await running.accounts.setUpgraded("bench", true);

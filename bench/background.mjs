@@ -1,0 +1,206 @@
+// Background removal at the model's own speed, side by side in one run (issue 20, point 4):
+// - bare: onnxruntime-node's session.run on a ready input tensor of the same image, with the
+//   adapter's default session options (the floor: no decode, no resize, no encode, no worker hop),
+//   and with onnxruntime's own defaults (arena and memory pattern on) for reference;
+// - library: @pixport/background-onnx's remove() (decode, resize, tensor, inference in its worker,
+//   mask back to full size, PNG);
+// - http: the same engine behind the prebuilt server (upload once, then remove-background);
+// - embedded: the default remover (@pixport/background-sharp) as a library.
+// Each engine runs in its own child process, so each peak RSS is its own. The model is the IS-Net
+// that the test-only @imgly/background-removal-data ships (fp16 weights, "medium"), or --model.
+// Prints median ms per image at 1024x1024 and 2048x1536, the ratios library/bare and http/library
+// (targets: 1.10 and 1.15), and peak RSS (target for the library at 1024x1024: under 1.0 GB).
+// Usage: npx --yes pnpm@12 run build && node bench/background.mjs [--runs 5] [--model file.onnx]
+import { spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { availableParallelism, tmpdir } from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import sharp from "sharp";
+import { startChild } from "./lib.mjs";
+
+const { values } = parseArgs({
+  options: {
+    runs: { type: "string", default: "5" },
+    model: { type: "string" },
+    child: { type: "string" },
+    size: { type: "string" },
+  },
+});
+const runs = Number(values.runs);
+const here = path.dirname(new URL(import.meta.url).pathname);
+const SIZES = [
+  [1024, 1024],
+  [2048, 1536],
+];
+
+/** A product shot: a red disc on a light vertical gradient, JPEG. */
+async function productShot(width, height) {
+  const raw = Buffer.alloc(width * height * 3);
+  for (let y = 0; y < height; y++) {
+    const shade = 215 + Math.round((y / height) * 35);
+    for (let x = 0; x < width; x++) {
+      const inside = (x - width / 2) ** 2 + (y - height / 2) ** 2 < (height * 0.3) ** 2;
+      raw.set(inside ? [200, 30, 40] : [shade, shade, 250], (y * width + x) * 3);
+    }
+  }
+  return new Uint8Array(
+    await sharp(raw, { raw: { width, height, channels: 3 } })
+      .jpeg({ quality: 90 })
+      .toBuffer(),
+  );
+}
+
+async function medianOf(fn) {
+  await fn(); // warm-up
+  const times = [];
+  for (let run = 0; run < runs; run++) {
+    const start = performance.now();
+    await fn();
+    times.push(performance.now() - start);
+  }
+  return times.sort((a, b) => a - b)[Math.floor(times.length / 2)];
+}
+
+async function modelPath() {
+  if (values.model !== undefined) return values.model;
+  const { imglyIsnetModelPath } = await import("../adapters/background-onnx/scripts/imgly-isnet.mjs");
+  return imglyIsnetModelPath("medium");
+}
+
+/** Child mode: one engine, prints one JSON line per size and one with its peak RSS. */
+async function child(engine) {
+  const model = await modelPath();
+  const [width, height] = values.size.split("x").map(Number);
+  const image = await productShot(width, height);
+  const report = (ms) =>
+    console.log(
+      JSON.stringify({ engine, size: values.size, ms, peakRss: process.resourceUsage().maxRSS * 1024 }),
+    );
+  if (engine === "bare" || engine === "bare-default") {
+    const { createRequire } = await import("node:module");
+    const require = createRequire(path.join(here, "../adapters/background-onnx/package.json"));
+    const ort = require("onnxruntime-node");
+    const threads = Math.max(1, Math.min(4, availableParallelism()));
+    const options =
+      engine === "bare"
+        ? {
+            intraOpNumThreads: threads,
+            interOpNumThreads: 1,
+            executionProviders: ["cpu"],
+            graphOptimizationLevel: "all",
+            enableCpuMemArena: true,
+            enableMemPattern: false,
+          }
+        : {};
+    const session = await ort.InferenceSession.create(model, options);
+    // The same input the adapter feeds: the image stretched to 1024 x 1024, IS-Net's normalisation.
+    const rgb = await sharp(image)
+      .resize(1024, 1024, { fit: "fill", kernel: "lanczos3" })
+      .removeAlpha()
+      .raw()
+      .toBuffer();
+    const plane = 1024 * 1024;
+    const data = new Float32Array(plane * 3);
+    for (let channel = 0; channel < 3; channel++)
+      for (let pixel = 0; pixel < plane; pixel++)
+        data[channel * plane + pixel] = rgb[pixel * 3 + channel] / 255 - 0.5;
+    const input = new ort.Tensor("float32", data, [1, 3, 1024, 1024]);
+    report(await medianOf(() => session.run({ [session.inputNames[0]]: input })));
+    return;
+  }
+  if (engine === "library") {
+    const { createOnnxBackgroundRemover } = await import("@pixport/background-onnx");
+    const remover = await createOnnxBackgroundRemover({ model, family: "isnet" });
+    report(await medianOf(() => remover.remove({ image, width, height })));
+    await remover.close();
+    return;
+  }
+  if (engine === "embedded") {
+    const { createSharpBackgroundRemover } = await import("@pixport/background-sharp");
+    const remover = createSharpBackgroundRemover();
+    report(await medianOf(() => remover.remove({ image, width, height })));
+    return;
+  }
+  throw new Error(`unknown engine ${engine}`);
+}
+
+function runChild(engine, size) {
+  return new Promise((resolve, reject) => {
+    const args = [
+      new URL(import.meta.url).pathname,
+      "--child",
+      engine,
+      "--size",
+      size,
+      "--runs",
+      String(runs),
+    ];
+    if (values.model !== undefined) args.push("--model", values.model);
+    const proc = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
+    let output = "";
+    proc.stdout.on("data", (chunk) => (output += chunk));
+    proc.once("exit", (code) =>
+      code === 0
+        ? resolve(JSON.parse(output.trim().split("\n").at(-1)))
+        : reject(new Error(`${engine} exited ${code}`)),
+    );
+  });
+}
+
+async function overHttp(size) {
+  const [width, height] = size.split("x").map(Number);
+  const model = await modelPath();
+  const dataDir = await mkdtemp(path.join(tmpdir(), "pixport-bg-bench-"));
+  const server = await startChild(path.join(here, "pixport-child.mjs"), [dataDir], {
+    PIXPORT_BENCH_BACKGROUND: JSON.stringify({ engine: "onnx", model, family: "isnet" }),
+  });
+  try {
+    const key = /KEY (\S+)/.exec(server.output())[1];
+    const form = new FormData();
+    form.append("name", "shot");
+    form.append("image", new Blob([await productShot(width, height)]), "shot.jpg");
+    const uploaded = await (
+      await fetch(`${server.url}/v1/images`, { method: "POST", headers: { "x-api-key": key }, body: form })
+    ).json();
+    const ms = await medianOf(async () => {
+      const response = await fetch(`${server.url}/v1/images/${uploaded.id}/remove-background`, {
+        method: "POST",
+        headers: { "x-api-key": key, "content-type": "application/json" },
+        body: "{}",
+      });
+      if (response.status !== 201) throw new Error(`remove-background answered ${response.status}`);
+      await response.arrayBuffer();
+    });
+    server.child.send("peak-rss");
+    const { peakRss } = await new Promise((resolve) => server.child.once("message", resolve));
+    return { engine: "http", size, ms, peakRss };
+  } finally {
+    server.child.kill("SIGTERM");
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+if (values.child !== undefined) {
+  await child(values.child);
+} else {
+  const mb = (bytes) => `${(bytes / 2 ** 20).toFixed(0)} MB`;
+  console.log(`median of ${runs} runs after a warm-up; each engine in its own process`);
+  for (const [width, height] of SIZES) {
+    const size = `${width}x${height}`;
+    const rows = {};
+    for (const engine of ["bare", "bare-default", "library", "embedded"])
+      rows[engine] = await runChild(engine, size);
+    rows.http = await overHttp(size);
+    for (const row of Object.values(rows)) {
+      console.log(
+        `${size.padEnd(10)} ${row.engine.padEnd(13)} ${row.ms.toFixed(0).padStart(6)} ms   peak RSS ${mb(row.peakRss)}`,
+      );
+    }
+    console.log(
+      `${size.padEnd(10)} library / bare ${(rows.library.ms / rows.bare.ms).toFixed(2)} (target <= 1.10)   ` +
+        `http / library ${(rows.http.ms / rows.library.ms).toFixed(2)} (target <= 1.15)   ` +
+        `bare-default / bare ${(rows["bare-default"].ms / rows.bare.ms).toFixed(2)}`,
+    );
+  }
+}
