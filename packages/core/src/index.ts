@@ -37,6 +37,7 @@ export {
   sniffImageFormat,
   toImage,
 } from "./image.js";
+export { type CreatedKey, createApiKey } from "./keys.js";
 export { DEFAULT_LIMITS, formatBytes, type Limits, type LimitsOptions, limitsSchema } from "./limits.js";
 export { createMemoryAccountStore } from "./memory/memory-account-store.js";
 export { createMemoryBlobStore } from "./memory/memory-blob-store.js";
