@@ -1,9 +1,11 @@
 import { once } from "node:events";
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 import {
   type AccountStore,
   type BlobStore,
+  ErrorCodes,
   FILE_EXTENSIONS,
   IMAGE_FORMATS,
   IMAGE_ID_PATTERN,
@@ -11,7 +13,7 @@ import {
   type KeyStore,
   type Logger,
 } from "@pixport/core";
-import { createHttpHandler } from "@pixport/http";
+import { createHttpHandler, ERROR_TYPE_BASE } from "@pixport/http";
 import { createExpressRouter } from "@pixport/http-express";
 import express, { type Express, type Request, type Response } from "express";
 import type { ServerConfig } from "./config.js";
@@ -58,6 +60,12 @@ export async function startPixportServer(
 ): Promise<PixportServer> {
   const log = logger ?? createConsoleLogger(config.log);
   const server = createServer({ requestTimeout: 120_000, headersTimeout: 30_000, keepAliveTimeout: 5_000 });
+  // The port is bound first (a port of 0 must be known before the runtime is built), so requests
+  // can arrive before the handler exists: until it does, every request gets an immediate 503 with
+  // Retry-After (liveness answers 200 "starting", readiness 503), never silence.
+  const lifecycle = createLifecycle();
+  server.on("request", lifecycle.gate);
+  server.on("clientError", answerClientError);
   server.listen(config.port, config.host);
   await once(server, "listening");
   const address = server.address() as AddressInfo;
@@ -74,7 +82,14 @@ export async function startPixportServer(
         }
       : config;
 
-  const runtime = await createPixportRuntime(resolved, log, options);
+  let runtime: Awaited<ReturnType<typeof createPixportRuntime>>;
+  try {
+    runtime = await createPixportRuntime(resolved, log, options);
+  } catch (error) {
+    server.close();
+    server.closeAllConnections();
+    throw error;
+  }
   const { pipeline, keys, publicStore } = runtime;
   const sweep = () =>
     pipeline.sweepExpiredTestImages().then(
@@ -91,8 +106,23 @@ export async function startPixportServer(
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", resolved.trustProxy);
+  app.use((_request, response, next) => {
+    // Requests that arrive on a kept-alive connection while draining are served, then the
+    // connection closes, so clients reconnect to a node that is not going away.
+    if (lifecycle.state() === "draining") response.setHeader("Connection", "close");
+    next();
+  });
   app.get("/healthz", (_request, response) => {
     response.json({ status: "ok" });
+  });
+  // Readiness: 200 while the server takes traffic; 503 while it starts (answered by the gate) and
+  // from the moment `close()` begins, before any connection is drained.
+  app.get("/readyz", (_request, response) => {
+    if (lifecycle.state() === "draining") {
+      response.status(503).setHeader("Retry-After", "1").json({ status: "draining" });
+      return;
+    }
+    response.json({ status: "ready" });
   });
   app.get("/images/:file", servePublicImage(publicStore, log));
   app.head("/images/:file", servePublicImage(publicStore, log));
@@ -106,11 +136,15 @@ export async function startPixportServer(
       }),
     ),
   );
-  server.on("request", app);
+  lifecycle.ready(app);
 
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
+      lifecycle.drain();
+      if (resolved.shutdownDelayMs > 0) {
+        await new Promise((resolve) => setTimeout(resolve, resolved.shutdownDelayMs));
+      }
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const timer = setTimeout(() => server.closeAllConnections(), resolved.shutdownTimeoutMs);
@@ -123,6 +157,99 @@ export async function startPixportServer(
     return closing;
   };
   return { server, app, pipeline, keys, accounts: runtime.accounts, config: resolved, url, close };
+}
+
+type LifecycleState = "starting" | "ready" | "draining";
+
+/**
+ * The server's one request listener: a gate that answers while the handler is being built, then
+ * hands every request to the app. `drain()` flips readiness before connections are closed.
+ */
+function createLifecycle() {
+  let state: LifecycleState = "starting";
+  let handler: ((request: IncomingMessage, response: ServerResponse) => void) | undefined;
+  const gate = (request: IncomingMessage, response: ServerResponse) => {
+    if (handler !== undefined) {
+      handler(request, response);
+      return;
+    }
+    const path = (request.url ?? "/").split("?")[0];
+    if (path === "/healthz") {
+      writeJson(response, 200, { status: "starting" });
+      return;
+    }
+    if (path === "/readyz") {
+      writeJson(response, 503, { status: "starting" }, { "Retry-After": "1" });
+      return;
+    }
+    // The body (if any) is not read; closing the connection after the answer discards it.
+    writeJson(
+      response,
+      503,
+      {
+        type: `${ERROR_TYPE_BASE}internal-error`,
+        error: "Internal Error",
+        status: 503,
+        message: "The server is starting; retry in a moment.",
+        code: ErrorCodes.OVERLOADED,
+      },
+      { "Retry-After": "1", Connection: "close" },
+    );
+  };
+  return {
+    gate,
+    state: () => state,
+    ready(app: (request: IncomingMessage, response: ServerResponse) => void) {
+      handler = app;
+      state = "ready";
+    },
+    drain() {
+      state = "draining";
+    },
+  };
+}
+
+function writeJson(
+  response: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = JSON.stringify(body);
+  response.writeHead(status, {
+    "Content-Type": "application/json; charset=utf-8",
+    "Content-Length": String(Buffer.byteLength(text)),
+    ...headers,
+  });
+  response.end(text);
+}
+
+/**
+ * Node answers requests it cannot parse (a bad request line, headers over the limit, a header read
+ * that times out) by itself, with an empty body; this gives them the contract's JSON error body.
+ */
+function answerClientError(error: NodeJS.ErrnoException & { bytesParsed?: number }, socket: Duplex): void {
+  if (error.code === "ECONNRESET" || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, title, message] =
+    error.code === "HPE_HEADER_OVERFLOW"
+      ? [431, "Request Header Fields Too Large", "The request headers are too large."]
+      : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? [408, "Request Timeout", "The request was not received in time."]
+        : [400, "Bad Request", "The request could not be parsed as HTTP."];
+  const body = JSON.stringify({
+    type: `${ERROR_TYPE_BASE}bad-request`,
+    error: title,
+    status,
+    message,
+    code: ErrorCodes.BAD_REQUEST,
+  });
+  socket.end(
+    `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 const PUBLIC_FILE = /^(image_[a-zA-Z0-9]{24})(?:\.(jpg|jpeg|png|webp))?$/;

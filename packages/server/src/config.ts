@@ -132,6 +132,11 @@ export const serverConfigSchema = z
     trustProxy: z.union([z.boolean(), z.number().int().nonnegative()]).default(false),
     /** How long SIGTERM waits for in-flight requests, ms. @default 10000 */
     shutdownTimeoutMs: z.number().int().positive().default(10_000),
+    /**
+     * On SIGTERM, how long `/readyz` answers 503 while the listener still accepts requests, before
+     * draining begins (so a load balancer stops routing here first). @default 0
+     */
+    shutdownDelayMs: z.number().int().nonnegative().max(600_000).default(0),
     /** Log requests and errors as JSON lines on stderr. @default true */
     log: z.boolean().default(true),
     /**
@@ -226,6 +231,7 @@ const ENV: Record<string, { key: string; kind: "number" | "string" | "boolean" |
   PIXPORT_USAGE_HEADER: { key: "usageHeaderName", kind: "string" },
   PIXPORT_MAX_CONCURRENT_UPLOADS: { key: "maxConcurrentUploads", kind: "number" },
   PIXPORT_SHUTDOWN_TIMEOUT_MS: { key: "shutdownTimeoutMs", kind: "number" },
+  PIXPORT_SHUTDOWN_DELAY_MS: { key: "shutdownDelayMs", kind: "number" },
   PIXPORT_LOG: { key: "log", kind: "boolean" },
   PIXPORT_CODEC: { key: "codec", kind: "string" },
   PIXPORT_BLOB_CACHE_BYTES: { key: "blobCacheBytes", kind: "number" },
