@@ -89,6 +89,18 @@ describe.each(CODECS)("%s codec", (codec) => {
       expect(isClose(pixel(raw, image.width - 2, image.height - 2), [0, 255, 0], 30)).toBe(true);
     });
 
+    it("rotate by a huge finite angle reduces it in its own unit (1e306 radians is not a 500)", async () => {
+      const turns = 1e306 % (2 * Math.PI);
+      const { image } = await transform(halvesId, "rotate", { angle: 1e306, unit: "radians" });
+      const degrees = ((((turns * 180) / Math.PI) % 360) + 360) % 360;
+      const radians = (degrees * Math.PI) / 180;
+      // The canvas is the bounding box of the turned 100 x 50 image, whatever the reduced angle is.
+      const width = Math.abs(100 * Math.cos(radians)) + Math.abs(50 * Math.sin(radians));
+      expect(Math.abs(image.width - width)).toBeLessThanOrEqual(2);
+      const big = await transform(halvesId, "rotate", { angle: -1e300 });
+      expect(big.image.width).toBeGreaterThan(0);
+    });
+
     it("resize fill stretches to exactly the box", async () => {
       const { image } = await transform(halvesId, "resize", { width: 30, height: 70 });
       expect([image.width, image.height]).toEqual([30, 70]);

@@ -181,7 +181,10 @@ export function cropImage(context: PipelineContext, caller: Caller, input: Trans
 /** `POST /v1/images/{image_id}/rotate`: clockwise; the canvas grows; corners get `background_color`. */
 export function rotateImage(context: PipelineContext, caller: Caller, input: TransformInput): Promise<Image> {
   return runTransform(context, caller, input, rotateSchema, (body, source) => {
-    const degrees = body.unit === "radians" ? (body.angle * 180) / Math.PI : body.angle;
+    // Reduce in the caller's unit first: converting a huge radian angle (1e306) to degrees would
+    // overflow to Infinity and turn the angle into NaN.
+    const degrees =
+      body.unit === "radians" ? ((body.angle % (2 * Math.PI)) * 180) / Math.PI : body.angle % 360;
     const angle = ((degrees % 360) + 360) % 360;
     const requested = body.background_color === undefined ? BLACK : parseColor(body.background_color)!;
     const background = formatHasAlpha(source.format) ? requested : { ...requested, alpha: 1 };
