@@ -218,4 +218,58 @@ describe("the prebuilt `pixport` CLI", () => {
       await exitCode(running.child);
     }
   }, 60_000);
+
+  it("keeps the trial quota across a restart and a kill -9, and `accounts show` reports it", async () => {
+    const quotaDir = await tempDataDir();
+    const cli = async (...args: string[]) =>
+      (await run(process.execPath, [CLI, ...args, "--data-dir", quotaDir])).stdout.trim();
+    const shown = async () =>
+      Number(/(\d+) images used/.exec(await cli("accounts", "show", "--account", "t"))?.[1]);
+    const tiny = await halves(4, 4, [1, 1, 1], [2, 2, 2]);
+    const uploadAll = async (url: string, key: string, count: number) => {
+      const statuses: number[] = [];
+      for (let index = 0; index < count; index++) {
+        statuses.push(
+          (await call(url, "POST", "/v1/images/upload", { key, form: uploadForm("q", tiny) })).status,
+        );
+      }
+      return statuses;
+    };
+    let running = await serve(quotaDir);
+    try {
+      const key = await cli("keys", "create", "--kind", "live", "--account", "t");
+      expect(await uploadAll(running.url, key, 10)).toEqual(Array(10).fill(201));
+      // Another process (the CLI) reads what the server counted.
+      expect(await shown()).toBe(10);
+      running.child.kill("SIGTERM");
+      await exitCode(running.child);
+      running = await serve(quotaDir);
+      expect(await uploadAll(running.url, key, 5)).toEqual(Array(5).fill(201));
+      // kill -9 while uploads are in flight: a granted unit is on disk before the image is stored,
+      // so a crash can over-count an unfinished upload but never gives one away.
+      const inFlight = Array.from({ length: 4 }, () =>
+        call(running.url, "POST", "/v1/images/upload", { key, form: uploadForm("q", tiny) }).catch(
+          () => null,
+        ),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      running.child.kill("SIGKILL");
+      await exitCode(running.child);
+      await Promise.all(inFlight);
+      const afterCrash = await shown();
+      running = await serve(quotaDir);
+      const listed = (await call(running.url, "GET", "/v1/images?take=100", { key })).json.data.length;
+      expect(afterCrash).toBeGreaterThanOrEqual(listed);
+      expect(listed).toBeGreaterThanOrEqual(15);
+      const remaining = 25 - afterCrash;
+      const statuses = await uploadAll(running.url, key, remaining + 1);
+      expect(statuses.filter((status) => status === 201)).toHaveLength(remaining);
+      expect(statuses.at(-1)).toBe(403);
+      expect(await shown()).toBe(25);
+    } finally {
+      running.child.kill("SIGKILL");
+      await exitCode(running.child);
+      await removeDir(quotaDir);
+    }
+  }, 90_000);
 });

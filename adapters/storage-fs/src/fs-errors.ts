@@ -32,6 +32,9 @@ const UNAVAILABLE_HINTS: Readonly<Record<string, string>> = {
   ESTALE: "a network filesystem handle went stale",
 };
 
+/** Faults that last until an operator acts (frees space, fixes a mount): clients retry later. */
+const NEEDS_OPERATOR: ReadonlySet<string> = new Set(["ENOSPC", "EDQUOT", "EACCES", "EPERM", "EROFS"]);
+
 /**
  * Translates a filesystem error at the adapter boundary: pixport errors and `TypeError`s pass
  * through, disk faults become `STORAGE_UNAVAILABLE` (message without paths, `cause` kept), and
@@ -45,7 +48,7 @@ export function toStorageError(error: unknown, action: string): unknown {
   return new ImagePipelineError(
     ErrorCodes.STORAGE_UNAVAILABLE,
     `Filesystem storage is unavailable: ${action} failed with ${code} (${hint}).`,
-    { cause: error },
+    { cause: error, retryAfterSeconds: NEEDS_OPERATOR.has(code) ? 30 : 5 },
   );
 }
 

@@ -22,3 +22,8 @@ export {
   type FsKeyStoreOptions,
   fsKeyStoreOptionsSchema,
 } from "./create-fs-key-store.js";
+export {
+  createFsQuotaStore,
+  type FsQuotaStoreOptions,
+  fsQuotaStoreOptionsSchema,
+} from "./create-fs-quota-store.js";

@@ -11,6 +11,7 @@ export {
   type PixportContainerConfig,
   pixportContainerConfigSchema,
   pixportDataPaths,
+  provide,
   registerPixport,
   resolve,
 } from "./register.js";

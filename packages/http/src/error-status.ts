@@ -55,6 +55,9 @@ export const ERROR_TYPE_BASE = "https://docs.img-processing.com/errors/";
 
 const encoder = new TextEncoder();
 
+/** What clients read on a storage outage (the adapter's own message goes to the logger). */
+export const STORAGE_UNAVAILABLE_MESSAGE = "Storage is temporarily unavailable; retry later.";
+
 /** Encodes a JSON response with `Content-Type: application/json`. */
 export function jsonResponse(
   status: number,
@@ -76,8 +79,10 @@ export function errorResponse(error: ImagePipelineError): HttpResponse {
   const row = ERROR_STATUS[error.code] ?? ERROR_STATUS.INTERNAL;
   const base = { type: ERROR_TYPE_BASE + row.slug, error: row.title, status: row.status };
   const headers: Record<string, string> = {};
-  if (error.retryAfterSeconds !== undefined)
-    headers["Retry-After"] = String(Math.ceil(error.retryAfterSeconds));
+  // Every 503 says when to retry: storage outages without their own hint get 5 s.
+  const retryAfter =
+    error.retryAfterSeconds ?? (error.code === ErrorCodes.STORAGE_UNAVAILABLE ? 5 : undefined);
+  if (retryAfter !== undefined) headers["Retry-After"] = String(Math.ceil(retryAfter));
   if (row.status === 422) {
     const errors = error.issues.map((issue) => `${issue.path} ${issue.message}`);
     return jsonResponse(
@@ -86,9 +91,17 @@ export function errorResponse(error: ImagePipelineError): HttpResponse {
       headers,
     );
   }
+  // Storage outages keep their cause (ENOSPC, a path, a Redis host) for the logger; the client
+  // learns only that storage is unavailable and when to retry.
+  if (error.code === ErrorCodes.STORAGE_UNAVAILABLE) {
+    return jsonResponse(
+      row.status,
+      { ...base, message: STORAGE_UNAVAILABLE_MESSAGE, code: error.code },
+      headers,
+    );
+  }
   const message =
     row.status >= 500 &&
-    error.code !== ErrorCodes.STORAGE_UNAVAILABLE &&
     error.code !== ErrorCodes.OVERLOADED &&
     error.code !== ErrorCodes.UNSUPPORTED_OPERATION &&
     !MODEL_CODES.has(error.code)

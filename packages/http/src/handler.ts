@@ -204,6 +204,13 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
         return finish(jsonResponse(499, { status: 499, error: "Client Closed Request" }));
       }
       if (isImagePipelineError(error)) {
+        if (error.code === ErrorCodes.STORAGE_UNAVAILABLE) {
+          logger.warn?.("storage unavailable", {
+            method: request.method,
+            path: request.path,
+            error: describe(error),
+          });
+        }
         if (error.code === ErrorCodes.INTERNAL || error.code === ErrorCodes.INVALID_CONFIGURATION) {
           logger.error?.("request failed", {
             method: request.method,

@@ -2,6 +2,7 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
+import { type DependencyContainer, provide, resolve, Tokens } from "@pixport/container";
 import {
   type AccountStore,
   type BlobStore,
@@ -13,7 +14,7 @@ import {
   type KeyStore,
   type Logger,
 } from "@pixport/core";
-import { createHttpHandler, ERROR_TYPE_BASE } from "@pixport/http";
+import { ERROR_TYPE_BASE } from "@pixport/http";
 import { createExpressRouter } from "@pixport/http-express";
 import express, { type Express, type Request, type Response } from "express";
 import type { ServerConfig } from "./config.js";
@@ -25,6 +26,8 @@ export interface PixportServer {
   server: Server;
   app: Express;
   pipeline: ImagePipeline;
+  /** The container the server was composed in (see `@pixport/container`). */
+  container: DependencyContainer;
   keys: KeyStore;
   accounts: AccountStore;
   /** The resolved configuration (with the real port when `port` was 0). */
@@ -126,16 +129,12 @@ export async function startPixportServer(
   });
   app.get("/images/:file", servePublicImage(publicStore, log));
   app.head("/images/:file", servePublicImage(publicStore, log));
-  app.use(
-    createExpressRouter(
-      createHttpHandler(pipeline, {
-        publicBaseUrl: resolved.publicBaseUrl,
-        usageHeaderName: resolved.usageHeaderName,
-        maxConcurrentUploads: resolved.maxConcurrentUploads,
-        logger: log,
-      }),
-    ),
-  );
+  provide(runtime.container, Tokens.HttpOptions, () => ({
+    publicBaseUrl: resolved.publicBaseUrl,
+    usageHeaderName: resolved.usageHeaderName,
+    maxConcurrentUploads: resolved.maxConcurrentUploads,
+  }));
+  app.use(createExpressRouter(resolve(runtime.container, Tokens.HttpHandler)));
   lifecycle.ready(app);
 
   let closing: Promise<void> | undefined;
@@ -156,7 +155,17 @@ export async function startPixportServer(
     })();
     return closing;
   };
-  return { server, app, pipeline, keys, accounts: runtime.accounts, config: resolved, url, close };
+  return {
+    server,
+    app,
+    pipeline,
+    container: runtime.container,
+    keys,
+    accounts: runtime.accounts,
+    config: resolved,
+    url,
+    close,
+  };
 }
 
 type LifecycleState = "starting" | "ready" | "draining";

@@ -170,7 +170,7 @@ async function admin(
   if (command === "accounts" && subcommand === "show") {
     const account = await runtime.accounts.get(values.account);
     const period = quotaPeriod(runtime.pipeline.context.clock.now());
-    const used = await runtime.pipeline.context.policy.quota.usage(values.account, period);
+    const used = await runtime.quota.usage(values.account, period);
     console.log(
       `Account ${values.account}: ${account?.upgraded ? "upgraded" : "trial"}, ${used} images used in ${period}`,
     );

@@ -1,13 +1,21 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import {
+  container,
+  type DependencyContainer,
+  provide,
+  registerPixport,
+  resolve,
+  type Token,
+  Tokens,
+} from "@pixport/container";
+import {
   type AccountStore,
   type BackgroundRemover,
   type BlobStore,
   type Clock,
   createBlobStorePublisher,
   createCachingBlobStore,
-  createImagePipeline,
   ErrorCodes,
   type ImageCodec,
   type ImageFetcher,
@@ -35,6 +43,7 @@ import {
   createFsBlobStore,
   createFsImageRepository,
   createFsKeyStore,
+  createFsQuotaStore,
 } from "@pixport/storage-fs";
 import { createOpenAiModels } from "@pixport/vision-openai";
 import { Redis } from "ioredis";
@@ -48,11 +57,18 @@ export function dataPaths(dataDir: string) {
     images: path.join(dataDir, "images"),
     keys: path.join(dataDir, "keys"),
     accounts: path.join(dataDir, "accounts"),
+    quota: path.join(dataDir, "quota"),
   };
 }
 
 /** Programmatic extras that a config file cannot express. */
 export interface RuntimeOptions {
+  /**
+   * A container whose registrations replace the server's adapters (any token of
+   * `@pixport/container`, e.g. `Tokens.BlobStore`); the server registers its own adapters only for
+   * tokens it does not hold. @default a child of tsyringe's root container
+   */
+  container?: DependencyContainer;
   /**
    * The fetcher of create-from-URL. Tests inject one with a test resolver and CA.
    * @default createNodeImageFetcher() (system DNS and roots, public addresses only, port 443)
@@ -65,8 +81,12 @@ export interface RuntimeOptions {
 /** Everything a deployment runs on, built from its config; shared by `serve` and the CLI. */
 export interface PixportRuntime {
   pipeline: ImagePipeline;
+  /** The container the deployment was composed in (resolve any port from it). */
+  container: DependencyContainer;
   keys: KeyStore;
   accounts: AccountStore;
+  /** Monthly usage counters (in the data directory on the embedded defaults, else Redis). */
+  quota: QuotaStore;
   /** Where published copies live (served under `/images/`). */
   publicStore: BlobStore;
   /** Releases connections (Redis). */
@@ -102,8 +122,9 @@ export async function createPixportRuntime(
   ]);
 
   let redis: Redis | undefined;
-  // Embedded default: keys and account flags in the data directory (so the CLI, another process,
-  // can change them while the server runs), rate-limit and quota counters in this process.
+  // Embedded default: keys, account flags and the monthly quota counters in the data directory
+  // (durable across restarts and kill -9, and shared with the CLI, another process, which changes
+  // flags and reads usage while the server runs); per-minute rate-limit counters in this process.
   let policyState: {
     keys: KeyStore;
     accounts: AccountStore;
@@ -112,6 +133,7 @@ export async function createPixportRuntime(
   } = {
     keys: fsKeys,
     accounts: createFsAccountStore({ root: paths.accounts }),
+    quota: createFsQuotaStore({ root: paths.quota }),
   };
   if (config.redisUrl !== undefined) {
     // Fail fast during an outage instead of queueing commands: the outage policy answers 503.
@@ -137,59 +159,80 @@ export async function createPixportRuntime(
   }
   // `metadata: "redis"` requires `redisUrl` (checked when the config is resolved).
   const images: ImageRepository = fsImages ?? createRedisImageRepository({ client: redis as Redis });
-  const codec = await createCodec(config);
-  const testWatermark =
-    config.testWatermarkFile === undefined ? undefined : await loadMark(codec, config.testWatermarkFile);
-  const remote =
-    config.models === undefined ? undefined : createOpenAiModels({ registry: config.models, logger });
-  // Workers start on the first extraction only; `close()` terminates them.
-  const embeddedExtractor =
-    config.models?.defaults.extract === undefined ? createTesseractTextExtractor() : undefined;
-  const models: ModelPorts = {
-    ...remote,
-    textExtractor: embeddedExtractor ?? remote?.textExtractor,
-  };
-  const backgroundRemover = await createBackgroundRemover(config, logger);
-  const pipeline = createImagePipeline(
-    {
-      codec,
-      blobStore,
-      images,
-      ...(options.clock === undefined ? {} : { clock: options.clock }),
-      keys: policyState.keys,
-      accounts: policyState.accounts,
-      ...(policyState.rateLimiter === undefined ? {} : { rateLimiter: policyState.rateLimiter }),
-      ...(policyState.quota === undefined ? {} : { quota: policyState.quota }),
-      publisher: storage.publisher(blobStore, config.publicStorageBaseUrl),
-      logger,
-      // URL import: own-storage URLs are read from the public store; others go through the
-      // SSRF-safe fetcher (public addresses only, pinned connections, manual redirects).
-      fetcher: options.imageFetcher ?? createNodeImageFetcher(),
-      publicBlobStore: publicStore,
-      // Model-backed operations: OpenAI-compatible providers from the `models` registry;
-      // extract-formatted-text falls back to the embedded offline tesseract extractor.
-      models,
-      ...(backgroundRemover === undefined ? {} : { backgroundRemover }),
-    },
-    {
-      limits: config.limits,
-      encodeQuality: config.encodeQuality,
-      policies: config.policies,
-      ...(testWatermark === undefined ? {} : { testWatermark }),
-      urlImport: { ...config.urlImport, storageBaseUrls: [config.publicStorageBaseUrl] },
-      workQueue: config.workQueue,
-      modelCircuit: config.modelCircuit,
-    },
+
+  // Composition goes through the container: every adapter the config asks for is registered under
+  // its token unless the caller's container already has one (`options.container`), and the
+  // pipeline is resolved from whatever the tokens hold. Costly defaults (codec workers, the
+  // remover's model, the OCR workers) are only built when not replaced.
+  const scope = options.container ?? container.createChildContainer();
+  const give = <T>(token: Token<T>, make: () => T) => provide(scope, token, make);
+  const owned: { close(): Promise<void> }[] = [];
+  if (!scope.isRegistered(Tokens.Codec, true)) {
+    const codec = await createCodec(config);
+    owned.push({ close: async () => (codec as { close?(): Promise<void> }).close?.() });
+    give(Tokens.Codec, () => codec);
+  }
+  give(Tokens.BlobStore, () => blobStore);
+  give(Tokens.PublicBlobStore, () => publicStore);
+  give(Tokens.ImageRepository, () => images);
+  give(Tokens.KeyStore, () => policyState.keys);
+  give(Tokens.AccountStore, () => policyState.accounts);
+  if (policyState.quota !== undefined) give(Tokens.QuotaStore, () => policyState.quota as QuotaStore);
+  if (policyState.rateLimiter !== undefined)
+    give(Tokens.RateLimiter, () => policyState.rateLimiter as RateLimiter);
+  // The publisher copies from whichever private store the container holds.
+  give(Tokens.Publisher, () =>
+    storage.publisher(resolve(scope, Tokens.BlobStore), config.publicStorageBaseUrl),
   );
+  give(Tokens.Logger, () => logger);
+  if (options.clock !== undefined) give(Tokens.Clock, () => options.clock as Clock);
+  // URL import: own-storage URLs are read from the public store; others go through the SSRF-safe
+  // fetcher (public addresses only, pinned connections, manual redirects).
+  give(Tokens.Fetcher, () => options.imageFetcher ?? createNodeImageFetcher());
+  if (!scope.isRegistered(Tokens.Models, true)) {
+    // Model-backed operations: OpenAI-compatible providers from the `models` registry;
+    // extract-formatted-text falls back to the embedded offline tesseract extractor, whose
+    // workers start on the first extraction only.
+    const remote =
+      config.models === undefined ? undefined : createOpenAiModels({ registry: config.models, logger });
+    const embeddedExtractor =
+      config.models?.defaults.extract === undefined ? createTesseractTextExtractor() : undefined;
+    if (embeddedExtractor !== undefined) owned.push(embeddedExtractor);
+    const models: ModelPorts = { ...remote, textExtractor: embeddedExtractor ?? remote?.textExtractor };
+    give(Tokens.Models, () => models);
+  }
+  if (!scope.isRegistered(Tokens.BackgroundRemover, true)) {
+    const backgroundRemover = await createBackgroundRemover(config, logger);
+    if (backgroundRemover !== undefined) {
+      owned.push({ close: async () => backgroundRemover.close?.() });
+      give(Tokens.BackgroundRemover, () => backgroundRemover);
+    }
+  }
+  const testWatermark =
+    config.testWatermarkFile === undefined
+      ? undefined
+      : await loadMark(resolve(scope, Tokens.Codec), config.testWatermarkFile);
+  give(Tokens.PipelineOptions, () => ({
+    limits: config.limits,
+    encodeQuality: config.encodeQuality,
+    policies: config.policies,
+    ...(testWatermark === undefined ? {} : { testWatermark }),
+    urlImport: { ...config.urlImport, storageBaseUrls: [config.publicStorageBaseUrl] },
+    workQueue: config.workQueue,
+    modelCircuit: config.modelCircuit,
+  }));
+  // Whatever is still missing (clock, ids, the rate limiter) gets pixport's defaults.
+  await registerPixport(scope, { codec: config.codec, publicStorageBaseUrl: config.publicStorageBaseUrl });
+  const pipeline = resolve(scope, Tokens.Pipeline);
   return {
     pipeline,
-    keys: policyState.keys,
-    accounts: pipeline.context.policy.accounts,
-    publicStore,
+    container: scope,
+    keys: resolve(scope, Tokens.KeyStore),
+    accounts: resolve(scope, Tokens.AccountStore),
+    quota: pipeline.context.policy.quota,
+    publicStore: resolve(scope, Tokens.PublicBlobStore),
     async close() {
-      await embeddedExtractor?.close();
-      await backgroundRemover?.close?.();
-      await (codec as { close?(): Promise<void> }).close?.();
+      await Promise.all(owned.map((resource) => resource.close()));
       if (redis !== undefined) await redis.quit().catch(() => redis?.disconnect());
       storage.close();
     },

@@ -1,0 +1,145 @@
+import path from "node:path";
+import { ErrorCodes, ImagePipelineError, type QuotaStore } from "@pixport/core";
+import { z } from "zod";
+import { type FsPromises, writeFileAtomic } from "./atomic-write.js";
+import { errorCode, isMissing, toStorageError } from "./fs-errors.js";
+import { createKeyedLock } from "./keyed-lock.js";
+import { defaultFs, fsSchema, parseFsOptions, rootSchema } from "./options.js";
+
+/** Options of {@link createFsQuotaStore}. */
+export const fsQuotaStoreOptionsSchema = z.object({
+  /** Directory of the counters (`<root>/<period>/<account>.json`); created on the first write. */
+  root: rootSchema,
+  /**
+   * A lock file older than this is taken to be left by a crashed process and is broken, ms.
+   * @default 10000
+   */
+  staleLockMs: z.number().int().positive().default(10_000),
+  /** How long a reservation waits for another process's lock before failing, ms. @default 5000 */
+  lockTimeoutMs: z.number().int().positive().default(5_000),
+  /** The `node:fs/promises` functions to use; for fault-injection tests. @default node:fs/promises */
+  fs: fsSchema.optional(),
+});
+
+export type FsQuotaStoreOptions = z.input<typeof fsQuotaStoreOptionsSchema>;
+
+const counterSchema = z.object({ used: z.number().int().nonnegative() });
+
+/**
+ * A QuotaStore on the local filesystem, so that monthly usage survives restarts and `kill -9` on
+ * the embedded deployment, and another process (the CLI's `accounts show`) reads what the server
+ * counted. One small file per account and period (`<root>/<period>/<account>.json`, names encoded
+ * so no account id can leave the root), replaced crash-safely (temp file, fsync, rename, directory
+ * fsync) before a reservation is granted: a granted unit is on disk, never lost by a crash.
+ *
+ * Reservations are atomic across every instance and process sharing `root`: each takes an
+ * exclusive lock file (`O_EXCL`) for its counter, and breaks a lock older than `staleLockMs`,
+ * which only a crashed process leaves. Cost: two fsyncs per billed request (the directory's is
+ * shared with concurrent writers).
+ *
+ * @example
+ * ```ts
+ * const quota = createFsQuotaStore({ root: "/var/lib/pixport/quota" });
+ * const pipeline = createImagePipeline({ ...deps, quota });
+ * ```
+ */
+export function createFsQuotaStore(options: FsQuotaStoreOptions): QuotaStore {
+  const parsed = parseFsOptions(fsQuotaStoreOptionsSchema, options, "createFsQuotaStore");
+  const root = path.resolve(parsed.root);
+  const fs: FsPromises = parsed.fs ?? defaultFs;
+  const local = createKeyedLock();
+
+  const fileOf = (accountId: string, period: string) => {
+    const safePeriod = /^[0-9]{4}-[0-9]{2}$/.test(period)
+      ? period
+      : Buffer.from(period).toString("base64url");
+    return path.join(root, safePeriod, `${Buffer.from(accountId).toString("base64url") || "_"}.json`);
+  };
+
+  async function read(file: string): Promise<number> {
+    let text: string;
+    try {
+      text = await fs.readFile(file, "utf8");
+    } catch (error) {
+      if (isMissing(error)) return 0;
+      throw error;
+    }
+    try {
+      return counterSchema.parse(JSON.parse(text)).used;
+    } catch (error) {
+      throw new ImagePipelineError(
+        ErrorCodes.INTERNAL,
+        `The quota counter ${path.basename(file)} is corrupt.`,
+        {
+          cause: error,
+        },
+      );
+    }
+  }
+
+  /** Runs `task` holding the cross-process lock of `file` (and the in-process one first). */
+  function locked<T>(file: string, task: () => Promise<T>): Promise<T> {
+    return local.run(file, async () => {
+      const lock = `${file}~lock`;
+      await fs.mkdir(path.dirname(file), { recursive: true });
+      const deadline = Date.now() + parsed.lockTimeoutMs;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await (await fs.open(lock, "wx")).close();
+          break;
+        } catch (error) {
+          if (errorCode(error) !== "EEXIST") throw error;
+          const info = await fs.stat(lock).catch(() => null);
+          if (info !== null && Date.now() - info.mtimeMs > parsed.staleLockMs) {
+            await fs.unlink(lock).catch(() => undefined);
+            continue;
+          }
+          if (Date.now() > deadline) {
+            throw new ImagePipelineError(
+              ErrorCodes.STORAGE_UNAVAILABLE,
+              "The quota counter stayed locked by another process; retry later.",
+              { retryAfterSeconds: 1 },
+            );
+          }
+          await new Promise((resolve) => setTimeout(resolve, Math.min(2 + attempt, 20)));
+        }
+      }
+      try {
+        return await task();
+      } finally {
+        await fs.unlink(lock).catch(() => undefined);
+      }
+    });
+  }
+
+  const translated = <T>(action: string, task: () => Promise<T>): Promise<T> =>
+    task().catch((error: unknown) => {
+      throw toStorageError(error, action);
+    });
+
+  return {
+    reserve({ accountId, period, units, limit }) {
+      const file = fileOf(accountId, period);
+      return translated("reserving quota", () =>
+        locked(file, async () => {
+          const used = await read(file);
+          if (used + units > limit) return { granted: false, used, limit };
+          await writeFileAtomic(fs, file, JSON.stringify({ used: used + units }));
+          return { granted: true, used: used + units, limit };
+        }),
+      );
+    },
+    release({ accountId, period, units }) {
+      const file = fileOf(accountId, period);
+      return translated("releasing quota", () =>
+        locked(file, async () => {
+          const used = await read(file);
+          await writeFileAtomic(fs, file, JSON.stringify({ used: Math.max(0, used - units) }));
+        }),
+      );
+    },
+    usage(accountId, period) {
+      return translated("reading quota", () => read(fileOf(accountId, period)));
+    },
+  };
+}

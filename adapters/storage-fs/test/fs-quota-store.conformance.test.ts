@@ -1,0 +1,67 @@
+import { mkdtemp, readdir, rm, utimes, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describeQuotaStoreConformance } from "@pixport/testing";
+import { afterAll, describe, expect, it } from "vitest";
+import { createFsQuotaStore } from "../src/index.js";
+
+const roots: string[] = [];
+afterAll(async () => {
+  await Promise.all(roots.map((root) => rm(root, { recursive: true, force: true })));
+});
+async function newRoot(): Promise<string> {
+  const root = await mkdtemp(path.join(tmpdir(), "pixport-quota-"));
+  roots.push(root);
+  return root;
+}
+
+// `peer` is a second store on the same directory: another process (the CLI next to the server).
+describeQuotaStoreConformance({
+  name: "fs",
+  create: async () => {
+    const root = await newRoot();
+    return { store: createFsQuotaStore({ root }), peer: async () => createFsQuotaStore({ root }) };
+  },
+});
+
+describe("createFsQuotaStore", () => {
+  it("keeps usage in files a new instance reads (a restart), with account ids that cannot escape the root", async () => {
+    const root = await newRoot();
+    const first = createFsQuotaStore({ root });
+    for (const account of ["acme", "../../etc", ".."]) {
+      expect(
+        (await first.reserve({ accountId: account, period: "2026-11", units: 2, limit: 25 })).granted,
+      ).toBe(true);
+    }
+    const second = createFsQuotaStore({ root });
+    expect(await second.usage("acme", "2026-11")).toBe(2);
+    expect(await second.usage("../../etc", "2026-11")).toBe(2);
+    expect(await second.usage("acme", "2026-12")).toBe(0);
+    expect(await readdir(root)).toEqual(["2026-11"]);
+    expect(
+      (await readdir(path.join(root, "2026-11"))).every((name) => /^[A-Za-z0-9_-]+\.json$/.test(name)),
+    ).toBe(true);
+  });
+
+  it("breaks a lock left by a crashed process once it is stale, and waits for a fresh one", async () => {
+    const root = await newRoot();
+    const store = createFsQuotaStore({ root, staleLockMs: 1_000, lockTimeoutMs: 300 });
+    await store.reserve({ accountId: "a", period: "2026-11", units: 1, limit: 25 });
+    const [file] = await readdir(path.join(root, "2026-11"));
+    const lock = path.join(root, "2026-11", `${file}~lock`);
+    await writeFile(lock, "");
+    // A fresh lock (another process mid-reservation) is waited for, then the wait times out.
+    await expect(
+      store.reserve({ accountId: "a", period: "2026-11", units: 1, limit: 25 }),
+    ).rejects.toMatchObject({
+      code: "STORAGE_UNAVAILABLE",
+    });
+    const old = new Date(Date.now() - 5_000);
+    await utimes(lock, old, old);
+    expect(await store.reserve({ accountId: "a", period: "2026-11", units: 1, limit: 25 })).toEqual({
+      granted: true,
+      used: 2,
+      limit: 25,
+    });
+  });
+});
