@@ -60,6 +60,8 @@ const resize = (id: string) =>
     body: JSON.stringify({ width: 40 }),
   });
 
+const rateRemaining = (response: Response) => response.headers.get("x-ratelimit-remaining");
+
 describe("back-pressure (workQueue) over HTTP", () => {
   it("answers 503 OVERLOADED with Retry-After beyond the slots and the queue, and bills nothing for it", async () => {
     const png = await sharp({ create: { width: 120, height: 80, channels: 3, background: "#3366cc" } })
@@ -84,8 +86,14 @@ describe("back-pressure (workQueue) over HTTP", () => {
     await waitUntil(() => subject.pipeline.load()?.queued === 1, "the second resize waits for the slot");
     expect(subject.pipeline.load()).toEqual({ active: 1, queued: 1 });
 
+    const remainingBefore = Number(
+      rateRemaining(await fetch(`${base}/v1/images`, { headers: { "x-api-key": key } })),
+    );
     const refused = await resize(id);
     expect(refused.status).toBe(503);
+    // Refused before the rate limit counted it: the next request sees one fewer (its own), not two.
+    const after = await fetch(`${base}/v1/images`, { headers: { "x-api-key": key } });
+    expect(Number(rateRemaining(after))).toBe(remainingBefore - 1);
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
     const body = (await refused.json()) as Record<string, unknown>;
     expect(body).toMatchObject({ status: 503, code: "OVERLOADED", error: "Internal Error" });

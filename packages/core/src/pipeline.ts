@@ -109,6 +109,21 @@ export interface ImagePipelineDeps {
   backgroundRemover?: BackgroundRemover;
 }
 
+/** Operations that run as image jobs in the work gate (see `job` in {@link createImagePipeline}). */
+const GATED_OPERATIONS: ReadonlySet<string> = new Set([
+  "uploadImage",
+  "createImageFromUrl",
+  "mirrorImage",
+  "convertImage",
+  "resizeImage",
+  "cropImage",
+  "rotateImage",
+  "modulateImage",
+  "blurImage",
+  "watermarkImage",
+  "removeImageBackground",
+]);
+
 /** Options of {@link createImagePipeline}, validated once at construction. */
 export const imagePipelineOptionsSchema = z.object({
   /** Safety limits; every field has a default. */
@@ -158,9 +173,11 @@ export interface ImagePipeline {
   /**
    * Counts one request of the caller against its per-minute limit. Resolves the decision (for
    * rate-limit headers; `null` when the limiter is down and the policy is fail-open); rejects with
-   * `RATE_LIMITED` (a {@link RateLimitedError}) when the limit is used up.
+   * `RATE_LIMITED` (a {@link RateLimitedError}) when the limit is used up. Given the `operationId`
+   * of an image job (a create, a transform, remove-background), it first rejects with `OVERLOADED`
+   * when the work queue is full, so a request the node refuses does not use up the key's limit.
    */
-  admit(caller: Caller): Promise<RateLimitDecision | null>;
+  admit(caller: Caller, operationId?: string): Promise<RateLimitDecision | null>;
   /** Jobs running and waiting in the `workQueue` gate; `null` without a `workQueue`. */
   load(): WorkGateStats | null;
   /** Retention: removes test-stage images older than `policies.testRetentionDays`. Returns the count. */
@@ -273,7 +290,12 @@ export function createImagePipeline(
   return {
     context,
     authenticate: (apiKey) => authenticate(context, apiKey),
-    admit: (caller) => admitRequest(context.policy, caller),
+    admit: (caller, operationId) => {
+      if (operationId !== undefined && gate !== undefined && GATED_OPERATIONS.has(operationId)) {
+        gate.assertRoom();
+      }
+      return admitRequest(context.policy, caller);
+    },
     load: () => gate?.stats() ?? null,
     sweepExpiredTestImages: () => {
       const days = context.policy.policies.testRetentionDays;

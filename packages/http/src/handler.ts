@@ -137,10 +137,19 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
       const authenticated = route.auth
         ? await pipeline.authenticate(headerValue(request, "x-api-key"))
         : undefined;
+      // A node that refuses the work refuses before the rate limit counts the request: a 503 does
+      // not use up the key's budget (uploads in progress here, image jobs in the core's gate).
+      if (route.body === "multipart" && uploadsInFlight >= settings.maxConcurrentUploads) {
+        throw new ImagePipelineError(
+          ErrorCodes.OVERLOADED,
+          `The server is receiving ${uploadsInFlight} uploads already; retry later.`,
+          { retryAfterSeconds: 1 },
+        );
+      }
       // Every authenticated request counts against the key's per-minute limit (contract 3, P12).
       if (authenticated !== undefined) {
         try {
-          rateLimit = await pipeline.admit(authenticated);
+          rateLimit = await pipeline.admit(authenticated, route.operationId);
         } catch (error) {
           // A refused request still reports the window (the decision travels on the error).
           if (isImagePipelineError(error) && "decision" in error)

@@ -33,6 +33,8 @@ export interface WorkGate {
    * aborts while it waits leaves the queue and rejects with the signal's reason, never running.
    */
   run<T>(job: () => Promise<T>, signal?: AbortSignal): Promise<T>;
+  /** Throws the `OVERLOADED` that `run` would reject with right now, if it would. */
+  assertRoom(): void;
   stats(): WorkGateStats;
 }
 
@@ -51,8 +53,17 @@ export function createWorkGate(options: WorkQueueOptions): WorkGate {
     while (active < options.maxActive && queue.length > 0) queue.shift()?.start();
   }
 
+  const full = () =>
+    overloaded(
+      `The server is at capacity (${options.maxActive} jobs running, ${queue.length} waiting); retry later.`,
+      retryAfter,
+    );
+
   return {
     stats: () => ({ active, queued: queue.length }),
+    assertRoom() {
+      if (active >= options.maxActive && queue.length >= options.maxQueued) throw full();
+    },
     run<T>(job: () => Promise<T>, signal?: AbortSignal): Promise<T> {
       if (signal?.aborted) return Promise.reject(signal.reason);
       const execute = async (): Promise<T> => {
@@ -65,14 +76,7 @@ export function createWorkGate(options: WorkQueueOptions): WorkGate {
         }
       };
       if (active < options.maxActive && queue.length === 0) return execute();
-      if (queue.length >= options.maxQueued) {
-        return Promise.reject(
-          overloaded(
-            `The server is at capacity (${options.maxActive} jobs running, ${queue.length} waiting); retry later.`,
-            retryAfter,
-          ),
-        );
-      }
+      if (queue.length >= options.maxQueued) return Promise.reject(full());
       return new Promise<T>((resolve, reject) => {
         const leave = (reason: unknown) => {
           clearTimeout(timer);
