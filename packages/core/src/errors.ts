@@ -57,6 +57,8 @@ export const ErrorCodes = {
   /** The model provider did not answer within the per-call timeout (the call was aborted). */
   MODEL_TIMEOUT: "MODEL_TIMEOUT",
   /** A factory received invalid options. */
+  /** The request body arrived too slowly (an upload below the minimum rate). */
+  REQUEST_TIMEOUT: "REQUEST_TIMEOUT",
   INVALID_CONFIGURATION: "INVALID_CONFIGURATION",
   /** Anything unexpected. The cause goes to the logger, never to the client. */
   INTERNAL: "INTERNAL",

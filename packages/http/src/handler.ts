@@ -43,6 +43,23 @@ export const httpHandlerOptionsSchema = z.object({
    * `maxConcurrentUploads x maxUploadBytes` whatever arrives. @default 32
    */
   maxConcurrentUploads: z.number().int().min(1).max(100_000).default(32),
+  /**
+   * Uploads in progress at once for one account (all its keys): one tenant cannot take every
+   * upload slot. Beyond, its next upload is refused unread with 503 `OVERLOADED`. @default 8
+   */
+  maxConcurrentUploadsPerAccount: z.number().int().min(1).max(100_000).default(8),
+  /**
+   * Slowest accepted upload body, bytes per second on average since it began, checked after
+   * `uploadGraceMs`: a slower body is cut off with 408 `REQUEST_TIMEOUT`, so a client trickling
+   * bytes cannot hold a slot for long. `0` turns the check off. @default 16384 (16 KiB/s)
+   */
+  minUploadBytesPerSecond: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(16 * 1024),
+  /** Time an upload body may take before its rate is first checked, ms. @default 10000 */
+  uploadGraceMs: z.number().int().min(100).max(600_000).default(10_000),
   /** Multipart overhead allowed above the upload limit before a request is refused unread. @default 64 KiB */
   multipartOverheadBytes: z
     .number()
@@ -91,9 +108,12 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
   const publicBaseUrl = settings.publicBaseUrl?.replace(/\/+$/, "");
 
   let uploadsInFlight = 0;
+  /** Uploads in progress per account (entries removed at 0, so the map stays small). */
+  const uploadsByAccount = new Map<string, number>();
 
   return async function handle(request: HttpRequest): Promise<HttpResponse> {
     let holdsUpload = false;
+    let uploadAccount: string | undefined;
     let caller: Caller | undefined;
     let operationId: string | undefined;
     let bodyConsumed = request.body === null || request.body instanceof Uint8Array;
@@ -139,12 +159,25 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
         : undefined;
       // A node that refuses the work refuses before the rate limit counts the request: a 503 does
       // not use up the key's budget (uploads in progress here, image jobs in the core's gate).
-      if (route.body === "multipart" && uploadsInFlight >= settings.maxConcurrentUploads) {
-        throw new ImagePipelineError(
-          ErrorCodes.OVERLOADED,
-          `The server is receiving ${uploadsInFlight} uploads already; retry later.`,
-          { retryAfterSeconds: 1 },
-        );
+      if (route.body === "multipart") {
+        if (uploadsInFlight >= settings.maxConcurrentUploads) {
+          throw new ImagePipelineError(
+            ErrorCodes.OVERLOADED,
+            `The server is receiving ${uploadsInFlight} uploads already; retry later.`,
+            { retryAfterSeconds: 1 },
+          );
+        }
+        const account = authenticated?.accountId;
+        if (
+          account !== undefined &&
+          (uploadsByAccount.get(account) ?? 0) >= settings.maxConcurrentUploadsPerAccount
+        ) {
+          throw new ImagePipelineError(
+            ErrorCodes.OVERLOADED,
+            `This account already has ${settings.maxConcurrentUploadsPerAccount} uploads in progress; retry when one has finished.`,
+            { retryAfterSeconds: 1 },
+          );
+        }
       }
       // Every authenticated request counts against the key's per-minute limit (contract 3, P12).
       if (authenticated !== undefined) {
@@ -180,14 +213,10 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
         context.body = await readJsonBody(request, settings.maxJsonBytes);
         bodyConsumed = true;
       } else if (route.body === "multipart") {
-        if (uploadsInFlight >= settings.maxConcurrentUploads) {
-          throw new ImagePipelineError(
-            ErrorCodes.OVERLOADED,
-            `The server is receiving ${uploadsInFlight} uploads already; retry later.`,
-            { retryAfterSeconds: 1 },
-          );
-        }
         uploadsInFlight += 1;
+        uploadAccount = authenticated?.accountId;
+        if (uploadAccount !== undefined)
+          uploadsByAccount.set(uploadAccount, (uploadsByAccount.get(uploadAccount) ?? 0) + 1);
         holdsUpload = true;
         const maxFileBytes = pipeline.context.limits.maxUploadBytes;
         const declared = Number(headerValue(request, "content-length") ?? Number.NaN);
@@ -196,7 +225,11 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
             issues: [{ path: "image", message: `must not be larger than ${formatBytes(maxFileBytes)}` }],
           });
         }
-        context.multipart = await parseMultipartUpload(request, { maxFileBytes });
+        context.multipart = await parseMultipartUpload(request, {
+          maxFileBytes,
+          minBytesPerSecond: settings.minUploadBytesPerSecond,
+          graceMs: settings.uploadGraceMs,
+        });
         bodyConsumed = true;
       } else {
         await discardBody(request.body);
@@ -238,7 +271,14 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
         errorResponse(new ImagePipelineError(ErrorCodes.INTERNAL, "internal error", { cause: error })),
       );
     } finally {
-      if (holdsUpload) uploadsInFlight -= 1;
+      if (holdsUpload) {
+        uploadsInFlight -= 1;
+        if (uploadAccount !== undefined) {
+          const left = (uploadsByAccount.get(uploadAccount) ?? 1) - 1;
+          if (left > 0) uploadsByAccount.set(uploadAccount, left);
+          else uploadsByAccount.delete(uploadAccount);
+        }
+      }
     }
   };
 }

@@ -16,6 +16,14 @@ export interface MultipartLimits {
   maxFieldBytes?: number;
   /** Most parts in all. @default 20 */
   maxParts?: number;
+  /**
+   * Slowest accepted upload, as the average rate since the body began, checked once a second
+   * after `graceMs`: a slower body (a client trickling bytes to hold an upload slot) is refused
+   * with `REQUEST_TIMEOUT`. `0` turns the check off. @default 0
+   */
+  minBytesPerSecond?: number;
+  /** Time before the rate is first checked, ms. @default 10000 */
+  graceMs?: number;
 }
 
 /** A parsed multipart upload: text fields and the single file. */
@@ -74,9 +82,30 @@ export async function parseMultipartUpload(
     let file: Uint8Array | undefined;
     let settled = false;
     let pendingFile: Promise<void> = Promise.resolve();
+    let received = 0;
+    const started = Date.now();
+    const minRate = limits.minBytesPerSecond ?? 0;
+    const graceMs = limits.graceMs ?? 10_000;
+    const watchdog =
+      minRate > 0
+        ? setInterval(() => {
+            const elapsed = Date.now() - started;
+            if (elapsed < graceMs || received >= (minRate * elapsed) / 1000) return;
+            fail(
+              new ImagePipelineError(
+                ErrorCodes.REQUEST_TIMEOUT,
+                `The upload arrived too slowly (${formatBytes(received)} in ${Math.round(elapsed / 1000)} s; at least ${formatBytes(minRate)} per second is required).`,
+              ),
+            );
+          }, 1000)
+        : undefined;
+    source.on("data", (chunk: Uint8Array) => {
+      received += chunk.byteLength;
+    });
     const fail = (error: Error) => {
       if (settled) return;
       settled = true;
+      clearInterval(watchdog);
       source.unpipe(parser);
       source.resume();
       parser.removeAllListeners();
@@ -134,6 +163,7 @@ export async function parseMultipartUpload(
       void pendingFile.then(() => {
         if (settled) return;
         settled = true;
+        clearInterval(watchdog);
         resolve({ fields, file });
       });
     });

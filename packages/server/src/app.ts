@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
-import { type DependencyContainer, provide, resolve, Tokens } from "@pixport/container";
+import { type DependencyContainer, resolve, Tokens } from "@pixport/container";
 import {
   type AccountStore,
   type BlobStore,
@@ -129,11 +129,6 @@ export async function startPixportServer(
   });
   app.get("/images/:file", servePublicImage(publicStore, log));
   app.head("/images/:file", servePublicImage(publicStore, log));
-  provide(runtime.container, Tokens.HttpOptions, () => ({
-    publicBaseUrl: resolved.publicBaseUrl,
-    usageHeaderName: resolved.usageHeaderName,
-    maxConcurrentUploads: resolved.maxConcurrentUploads,
-  }));
   app.use(createExpressRouter(resolve(runtime.container, Tokens.HttpHandler)));
   lifecycle.ready(app);
 

@@ -122,6 +122,19 @@ export const serverConfigSchema = z
      * unread, so upload bodies never hold more than this x `limits.maxUploadBytes`. @default 32
      */
     maxConcurrentUploads: z.number().int().min(1).max(100_000).default(32),
+    /** Uploads in progress at once for one account (all its keys). @default 8 */
+    maxConcurrentUploadsPerAccount: z.number().int().min(1).max(100_000).default(8),
+    /**
+     * Slowest accepted upload body (average bytes per second since it began, checked after
+     * `uploadGraceMs`); slower ones are cut off with 408. `0` disables. @default 16384
+     */
+    minUploadBytesPerSecond: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(16 * 1024),
+    /** Time an upload body may take before its rate is checked, ms. @default 10000 */
+    uploadGraceMs: z.number().int().min(100).max(600_000).default(10_000),
     /** Bytes of recently used private blobs kept in memory (0 disables the cache). @default 64 MiB */
     blobCacheBytes: z
       .number()
@@ -230,6 +243,9 @@ const ENV: Record<string, { key: string; kind: "number" | "string" | "boolean" |
   PIXPORT_ENCODE_QUALITY: { key: "encodeQuality", kind: "number" },
   PIXPORT_USAGE_HEADER: { key: "usageHeaderName", kind: "string" },
   PIXPORT_MAX_CONCURRENT_UPLOADS: { key: "maxConcurrentUploads", kind: "number" },
+  PIXPORT_MAX_CONCURRENT_UPLOADS_PER_ACCOUNT: { key: "maxConcurrentUploadsPerAccount", kind: "number" },
+  PIXPORT_MIN_UPLOAD_BYTES_PER_SECOND: { key: "minUploadBytesPerSecond", kind: "number" },
+  PIXPORT_UPLOAD_GRACE_MS: { key: "uploadGraceMs", kind: "number" },
   PIXPORT_SHUTDOWN_TIMEOUT_MS: { key: "shutdownTimeoutMs", kind: "number" },
   PIXPORT_SHUTDOWN_DELAY_MS: { key: "shutdownDelayMs", kind: "number" },
   PIXPORT_LOG: { key: "log", kind: "boolean" },

@@ -221,6 +221,14 @@ export async function createPixportRuntime(
     workQueue: config.workQueue,
     modelCircuit: config.modelCircuit,
   }));
+  give(Tokens.HttpOptions, () => ({
+    publicBaseUrl: config.publicBaseUrl,
+    usageHeaderName: config.usageHeaderName,
+    maxConcurrentUploads: config.maxConcurrentUploads,
+    maxConcurrentUploadsPerAccount: config.maxConcurrentUploadsPerAccount,
+    minUploadBytesPerSecond: config.minUploadBytesPerSecond,
+    uploadGraceMs: config.uploadGraceMs,
+  }));
   // Whatever is still missing (clock, ids, the rate limiter) gets pixport's defaults.
   await registerPixport(scope, { codec: config.codec, publicStorageBaseUrl: config.publicStorageBaseUrl });
   const pipeline = resolve(scope, Tokens.Pipeline);
