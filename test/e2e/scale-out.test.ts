@@ -159,6 +159,36 @@ describe("two stateless prebuilt-server processes over one S3 (s3rver) and one R
     expect((await call(a.url, "GET", `/v1/images/${resized.json.id}`, { key })).json.url).toBeNull();
   });
 
+  it("publish on A racing delete or unpublish on B: the public object exists iff the record says published", async () => {
+    const [a, b] = [nodes[0]!, nodes[1]!];
+    const key = await liveKey("race");
+    const png = await halves(8, 8, [255, 0, 0], [0, 0, 255]);
+    const outcomes = new Set<string>();
+    for (let trial = 0; trial < 16; trial++) {
+      const image = await upload(a.url, key, png, `r${trial}`);
+      const deleting = trial % 2 === 0;
+      const [publish, other] = await Promise.all([
+        call(a.url, "POST", `/v1/images/${image.id}/publish`, { key }),
+        deleting
+          ? call(b.url, "DELETE", `/v1/images/${image.id}`, { key })
+          : call(b.url, "POST", `/v1/images/${image.id}/unpublish`, { key }),
+      ]);
+      const exists = await objectExists("cdn-origin", `public/images/${image.id}.png`);
+      if (deleting) {
+        expect(other.status).toBe(204);
+        expect([201, 404]).toContain(publish.status);
+        expect((await call(b.url, "GET", `/v1/images/${image.id}`, { key })).status).toBe(404);
+        expect(exists).toBe(false);
+      } else {
+        expect([publish.status, other.status]).toEqual([201, 201]);
+        const record = (await call(a.url, "GET", `/v1/images/${image.id}`, { key })).json;
+        expect(exists).toBe(record.url !== null);
+        outcomes.add(record.url === null ? "private" : "public");
+      }
+    }
+    expect(outcomes.size).toBeGreaterThan(0);
+  }, 90_000);
+
   it("a node killed (SIGKILL) mid-upload leaves no half-visible image on the other node", async () => {
     const victim = await serve(environment);
     nodes.push(victim);

@@ -57,6 +57,7 @@ export function createS3Publisher(options: S3PublisherOptions): ImagePublisher {
   const cacheControl = options.cacheControl ?? "public, max-age=31536000, immutable";
   const call = createS3Caller(options);
   return {
+    urlFor: ({ id, format }) => `${base}/${publicKeyFor(id, format)}`,
     async publish({ id, format, blobKey }) {
       assertBlobKey(blobKey);
       const key = publicKeyFor(id, format);

@@ -6,6 +6,7 @@ import {
   createMemoryBlobStore,
   createMemoryImageRepository,
   createMemoryKeyStore,
+  createMemoryLockService,
   createMemoryQuotaStore,
   createMemoryRateLimiter,
   createRandomIdGenerator,
@@ -151,6 +152,7 @@ export async function registerPixport(
   singleton(Tokens.Logger, () => silentLogger);
   singleton(Tokens.IdGenerator, () => createRandomIdGenerator());
   singleton(Tokens.QuotaStore, () => createMemoryQuotaStore());
+  singleton(Tokens.Locks, () => createMemoryLockService());
   singleton(Tokens.RateLimiter, (c) => createMemoryRateLimiter({ clock: c.resolve(Tokens.Clock) }));
   singleton(Tokens.Publisher, (c) =>
     createBlobStorePublisher({
@@ -175,6 +177,7 @@ export async function registerPixport(
       rateLimiter: resolve(c, Tokens.RateLimiter),
       quota: resolve(c, Tokens.QuotaStore),
       accounts: resolve(c, Tokens.AccountStore),
+      locks: resolve(c, Tokens.Locks),
     };
     const fetcher = optional(c, Tokens.Fetcher);
     const models = optional(c, Tokens.Models);

@@ -11,6 +11,7 @@ import type {
   ImagePublisher,
   ImageRepository,
   KeyStore,
+  LockService,
   Logger,
   ModelPorts,
   QuotaStore,
@@ -49,6 +50,8 @@ export const Tokens = {
   AccountStore: token<AccountStore>("AccountStore"),
   QuotaStore: token<QuotaStore>("QuotaStore"),
   RateLimiter: token<RateLimiter>("RateLimiter"),
+  /** Serialises publish, unpublish and delete of one image (shared across nodes on scale-out). */
+  Locks: token<LockService>("LockService"),
   Publisher: token<ImagePublisher>("ImagePublisher"),
   /** Optional: without one, create-from-URL imports own-storage URLs only. */
   Fetcher: token<ImageFetcher>("ImageFetcher"),

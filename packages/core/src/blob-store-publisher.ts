@@ -32,6 +32,7 @@ export function createBlobStorePublisher(options: BlobStorePublisherOptions): Im
   const base = options.publicBaseUrl.replace(/\/+$/, "");
   const cacheControl = options.cacheControl ?? "public, max-age=31536000, immutable";
   return {
+    urlFor: ({ id, format }) => `${base}/${publicKeyFor(id, format)}`,
     async publish({ id, format, blobKey }) {
       const key = publicKeyFor(id, format);
       if ((await options.target.stat(key)) === null) {

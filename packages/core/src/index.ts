@@ -43,6 +43,7 @@ export { createMemoryAccountStore } from "./memory/memory-account-store.js";
 export { createMemoryBlobStore } from "./memory/memory-blob-store.js";
 export { createMemoryImageRepository } from "./memory/memory-image-repository.js";
 export { createMemoryKeyStore, definedFields } from "./memory/memory-key-store.js";
+export { createMemoryLockService } from "./memory/memory-lock-service.js";
 export { createMemoryQuotaStore } from "./memory/memory-quota-store.js";
 export { createMemoryRateLimiter } from "./memory/memory-rate-limiter.js";
 export { compareNewestFirst, paginate } from "./memory/paginate.js";
@@ -153,6 +154,7 @@ export type {
   ListImagesQuery,
 } from "./ports/image-repository.js";
 export type { ApiKeyRecord, ApiKeyRecordPatch, KeyStore } from "./ports/key-store.js";
+export type { LockService } from "./ports/lock-service.js";
 export { type Logger, silentLogger } from "./ports/logger.js";
 export type { QuotaReservation, QuotaReserveRequest, QuotaStore } from "./ports/quota-store.js";
 export type { RateLimitDecision, RateLimiter, RateLimitRequest } from "./ports/rate-limiter.js";

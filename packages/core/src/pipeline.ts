@@ -4,6 +4,7 @@ import { createRandomIdGenerator } from "./ids.js";
 import type { Image } from "./image.js";
 import { limitsSchema } from "./limits.js";
 import { createMemoryAccountStore } from "./memory/memory-account-store.js";
+import { createMemoryLockService } from "./memory/memory-lock-service.js";
 import { createMemoryQuotaStore } from "./memory/memory-quota-store.js";
 import { createMemoryRateLimiter } from "./memory/memory-rate-limiter.js";
 import { authenticate } from "./operations/authenticate.js";
@@ -66,6 +67,7 @@ import type { ImageFetcher } from "./ports/image-fetcher.js";
 import type { ImagePublisher } from "./ports/image-publisher.js";
 import type { ImageRepository } from "./ports/image-repository.js";
 import type { KeyStore } from "./ports/key-store.js";
+import type { LockService } from "./ports/lock-service.js";
 import { type Logger, silentLogger } from "./ports/logger.js";
 import type { QuotaStore } from "./ports/quota-store.js";
 import type { RateLimitDecision, RateLimiter } from "./ports/rate-limiter.js";
@@ -97,6 +99,11 @@ export interface ImagePipelineDeps {
   quota?: QuotaStore;
   /** Account flags (upgraded from the trial). @default in-memory (one process) */
   accounts?: AccountStore;
+  /**
+   * Serialises publish, unpublish and delete of one image. Several processes sharing storage
+   * must share it too (e.g. `createRedisLockService`). @default in-memory (one process)
+   */
+  locks?: LockService;
   /**
    * Model ports of imagine, visualize, classify and extract-formatted-text. Each is optional; an
    * operation whose port is missing answers `MODEL_NOT_CONFIGURED` (501).
@@ -233,6 +240,7 @@ export function createImagePipeline(
     images: deps.images,
     keys: deps.keys,
     publisher: deps.publisher,
+    locks: deps.locks ?? createMemoryLockService(),
     clock: deps.clock ?? systemClock,
     ids: deps.ids ?? createRandomIdGenerator(),
     logger: deps.logger ?? silentLogger,

@@ -24,6 +24,7 @@ import {
   type ImagePublisher,
   type ImageRepository,
   type KeyStore,
+  type LockService,
   type Logger,
   type ModelPorts,
   type QuotaStore,
@@ -35,6 +36,7 @@ import {
   createRedisAccountStore,
   createRedisImageRepository,
   createRedisKeyStore,
+  createRedisLockService,
   createRedisQuotaStore,
   createRedisRateLimiter,
 } from "@pixport/redis";
@@ -130,6 +132,7 @@ export async function createPixportRuntime(
     accounts: AccountStore;
     rateLimiter?: RateLimiter;
     quota?: QuotaStore;
+    locks?: LockService;
   } = {
     keys: fsKeys,
     accounts: createFsAccountStore({ root: paths.accounts }),
@@ -155,6 +158,8 @@ export async function createPixportRuntime(
       accounts: createRedisAccountStore(shared),
       rateLimiter: createRedisRateLimiter(shared),
       quota: createRedisQuotaStore(shared),
+      // Publish, unpublish and delete of one image are serialised across every node.
+      locks: createRedisLockService(shared),
     };
   }
   // `metadata: "redis"` requires `redisUrl` (checked when the config is resolved).
@@ -178,6 +183,7 @@ export async function createPixportRuntime(
   give(Tokens.KeyStore, () => policyState.keys);
   give(Tokens.AccountStore, () => policyState.accounts);
   if (policyState.quota !== undefined) give(Tokens.QuotaStore, () => policyState.quota as QuotaStore);
+  if (policyState.locks !== undefined) give(Tokens.Locks, () => policyState.locks as LockService);
   if (policyState.rateLimiter !== undefined)
     give(Tokens.RateLimiter, () => policyState.rateLimiter as RateLimiter);
   // The publisher copies from whichever private store the container holds.

@@ -20,6 +20,7 @@ import type { ImageFetcher } from "../ports/image-fetcher.js";
 import type { ImagePublisher } from "../ports/image-publisher.js";
 import type { ImageRepository } from "../ports/image-repository.js";
 import type { KeyStore } from "../ports/key-store.js";
+import type { LockService } from "../ports/lock-service.js";
 import type { Logger } from "../ports/logger.js";
 import type { Size } from "../transforms/plan.js";
 import type { TransformStep } from "../transforms/steps.js";
@@ -42,6 +43,8 @@ export interface PipelineContext {
   images: ImageRepository;
   keys: KeyStore;
   publisher: ImagePublisher;
+  /** Serialises publish, unpublish and delete of one image (across processes when shared). */
+  locks: LockService;
   clock: Clock;
   ids: IdGenerator;
   logger: Logger;

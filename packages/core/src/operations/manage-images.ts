@@ -1,4 +1,4 @@
-import { ErrorCodes, ImagePipelineError, validationError } from "../errors.js";
+import { imageNotFound, validationError } from "../errors.js";
 import { type Image, type ImageRecord, MIME_TYPES, toImage } from "../image.js";
 import { imagePathSchema, listImagesSchema, parseAll } from "../schemas.js";
 import { type Caller, loadImageBytes, loadOwnedImage, type PipelineContext } from "./context.js";
@@ -74,34 +74,43 @@ export async function listImages(
   };
 }
 
+/** The lock that serialises publish, unpublish and delete of one image. */
+const lockKey = (id: string) => `image:${id}`;
+
 /**
  * `DELETE /v1/images/{image_id}`: removes the public copy first (so nothing stays public), then the
  * metadata (the image is gone for the API), then the private bytes (best effort: a leftover blob is
- * private and unreferenced). Images derived from it are untouched.
+ * private and unreferenced). Images derived from it are untouched. A second delete is a 404.
  */
 export async function deleteImage(
   context: PipelineContext,
   caller: Caller,
   input: ImageIdInput,
 ): Promise<void> {
-  await removeImage(context, await loadOwnedImage(context, caller, parseImageId(input)));
+  const record = await loadOwnedImage(context, caller, parseImageId(input));
+  if (!(await removeImage(context, record))) throw imageNotFound(record.id);
 }
 
 /**
- * Removes an image: public copy first (so nothing stays public after a failure), then the record
- * (the image is gone for the API), then the private bytes (best effort: a leftover blob is private
- * and unreferenced). Returns whether this call removed the record. Shared by delete and retention.
+ * Removes an image under its lock (so no publish can slip in between): the public copy first,
+ * whatever the record says (nothing is served after a delete), then the record (the image is gone
+ * for the API), then the private bytes (best effort: a leftover blob is private and unreferenced).
+ * Returns whether this call removed the record. Shared by delete and retention.
  */
 export async function removeImage(context: PipelineContext, record: ImageRecord): Promise<boolean> {
-  if (record.url !== null) await context.publisher.unpublish({ id: record.id, format: record.format });
-  if (!(await context.images.delete(record.id))) return false;
-  await context.blobStore.delete(record.blobKey).catch((error: unknown) => {
-    context.logger.warn?.("could not delete the bytes of a deleted image", {
-      id: record.id,
-      error: String(error),
+  return context.locks.withLock(lockKey(record.id), async () => {
+    const current = await context.images.get(record.id);
+    if (current === null) return false;
+    await context.publisher.unpublish({ id: current.id, format: current.format });
+    if (!(await context.images.delete(current.id))) return false;
+    await context.blobStore.delete(current.blobKey).catch((error: unknown) => {
+      context.logger.warn?.("could not delete the bytes of a deleted image", {
+        id: current.id,
+        error: String(error),
+      });
     });
+    return true;
   });
-  return true;
 }
 
 /** Result of {@link downloadImage}. */
@@ -122,42 +131,67 @@ export async function downloadImage(
   return { image: toImage(record), data, contentType: MIME_TYPES[record.format] };
 }
 
-/** `POST /v1/images/{image_id}/publish`: idempotent; the same URL on every call. */
+/**
+ * `POST /v1/images/{image_id}/publish`: idempotent; the same URL on every call. Runs under the
+ * image's lock and re-reads the record there, so it cannot interleave with unpublish or delete.
+ * With a publisher that knows its URLs (`urlFor`), the record is updated before the copy is made.
+ */
 export async function publishImage(
   context: PipelineContext,
   caller: Caller,
   input: ImageIdInput,
 ): Promise<Image> {
-  const record = await loadOwnedImage(context, caller, parseImageId(input));
-  const url = await context.publisher.publish({
-    id: record.id,
-    format: record.format,
-    blobKey: record.blobKey,
+  const id = (await loadOwnedImage(context, caller, parseImageId(input))).id;
+  return context.locks.withLock(lockKey(id), async () => {
+    const record = await loadOwnedImage(context, caller, id);
+    const request = { id: record.id, format: record.format, blobKey: record.blobKey };
+    const planned = context.publisher.urlFor?.(request);
+    if (planned !== undefined) {
+      let current = record;
+      if (record.url !== planned) {
+        const updated = await context.images.update(record.id, { url: planned });
+        if (updated === null) throw imageNotFound(record.id);
+        current = updated;
+      }
+      try {
+        await context.publisher.publish(request);
+      } catch (error) {
+        // Nothing was made public: the record goes back to what it said (best effort; if this
+        // fails too, the record announces a URL that answers 404 until publish is retried).
+        if (record.url !== planned)
+          await context.images.update(record.id, { url: record.url }).catch(() => null);
+        throw error;
+      }
+      return toImage(current);
+    }
+    const url = await context.publisher.publish(request);
+    if (record.url === url) return toImage(record);
+    const updated = await context.images.update(record.id, { url });
+    if (updated === null) {
+      await context.publisher.unpublish({ id: record.id, format: record.format });
+      throw imageNotFound(record.id);
+    }
+    return toImage(updated);
   });
-  if (record.url === url) return toImage(record);
-  const updated = await context.images.update(record.id, { url });
-  if (updated === null) {
-    // Deleted concurrently: take the copy down again so nothing unreferenced stays public.
-    await context.publisher.unpublish({ id: record.id, format: record.format });
-    throw new ImagePipelineError(ErrorCodes.IMAGE_NOT_FOUND, `Image with id ${record.id} not found.`);
-  }
-  return toImage(updated);
 }
 
 /**
- * `POST /v1/images/{image_id}/unpublish`: idempotent. The public copy is removed before the record
- * changes, so a failure never leaves an image public while its record says private.
+ * `POST /v1/images/{image_id}/unpublish`: idempotent, under the image's lock. The public copy is
+ * removed before the record changes, so a failure never leaves an image public while its record
+ * says private.
  */
 export async function unpublishImage(
   context: PipelineContext,
   caller: Caller,
   input: ImageIdInput,
 ): Promise<Image> {
-  const record = await loadOwnedImage(context, caller, parseImageId(input));
-  await context.publisher.unpublish({ id: record.id, format: record.format });
-  if (record.url === null) return toImage(record);
-  const updated = await context.images.update(record.id, { url: null });
-  if (updated === null)
-    throw new ImagePipelineError(ErrorCodes.IMAGE_NOT_FOUND, `Image with id ${record.id} not found.`);
-  return toImage(updated);
+  const id = (await loadOwnedImage(context, caller, parseImageId(input))).id;
+  return context.locks.withLock(lockKey(id), async () => {
+    const record = await loadOwnedImage(context, caller, id);
+    await context.publisher.unpublish({ id: record.id, format: record.format });
+    if (record.url === null) return toImage(record);
+    const updated = await context.images.update(record.id, { url: null });
+    if (updated === null) throw imageNotFound(record.id);
+    return toImage(updated);
+  });
 }

@@ -17,6 +17,12 @@ export interface PublishRequest {
  *   (modulo the user's CDN cache, which a purge hook can clear).
  */
 export interface ImagePublisher {
+  /**
+   * The URL `publish` returns for this image, without publishing. Optional; when present the core
+   * records the URL before copying, so a crash between the two can leave a published record
+   * without its copy (repaired by publishing again), never a public copy of a private image.
+   */
+  urlFor?(request: Omit<PublishRequest, "blobKey">): string;
   publish(request: PublishRequest): Promise<string>;
   unpublish(request: Omit<PublishRequest, "blobKey">): Promise<void>;
 }

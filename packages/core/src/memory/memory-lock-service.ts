@@ -1,0 +1,25 @@
+import type { LockService } from "../ports/lock-service.js";
+
+/**
+ * A LockService for one process: tasks of one key run one after another (first come, first
+ * served), tasks of different keys concurrently. The default of `createImagePipeline`; several
+ * processes sharing storage need a shared one (e.g. `@pixport/redis`'s `createRedisLockService`).
+ */
+export function createMemoryLockService(): LockService {
+  const tails = new Map<string, Promise<void>>();
+  return {
+    withLock(key, task) {
+      const previous = tails.get(key) ?? Promise.resolve();
+      const current = previous.then(task);
+      const tail = current.then(
+        () => undefined,
+        () => undefined,
+      );
+      tails.set(key, tail);
+      void tail.then(() => {
+        if (tails.get(key) === tail) tails.delete(key);
+      });
+      return current;
+    },
+  };
+}
