@@ -39,9 +39,19 @@ export interface WorkerJob {
 
 export type WorkerAnswer = { id: number; result: EncodedImage } | { id: number; error: SerializedError };
 
+interface PendingJob {
+  request: TransformRequest;
+  maxPixels: number;
+  resolve(result: EncodedImage): void;
+  reject(error: Error): void;
+  timer: NodeJS.Timeout | undefined;
+}
+
 interface Slot {
   worker: Worker;
-  jobs: Map<number, { resolve(result: EncodedImage): void; reject(error: Error): void }>;
+  jobs: Map<number, PendingJob>;
+  /** Set when the pool gave the worker up (terminated for a deadline): its events are ignored. */
+  retired: boolean;
 }
 
 /**
@@ -59,14 +69,49 @@ export class JimpWorkerPool {
     private readonly script: URL,
   ) {}
 
+  /**
+   * Runs a transform in a worker. With `request.limits.timeoutMs`, a job still running at its
+   * deadline rejects with `PROCESSING_TIMEOUT` and its worker is terminated (jimp's synchronous
+   * work cannot be interrupted otherwise); the other jobs of that worker are sent to a fresh one.
+   */
   run(request: TransformRequest, maxPixels: number): Promise<EncodedImage> {
-    const slot = this.pick();
-    const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      slot.jobs.set(id, { resolve, reject });
-      // Structured clone copies the bytes: the caller's buffer (a cache entry, maybe) stays its own.
-      slot.worker.postMessage({ id, request, maxPixels } satisfies WorkerJob);
+      const job: PendingJob = { request, maxPixels, resolve, reject, timer: undefined };
+      const timeoutMs = request.limits?.timeoutMs;
+      const id = this.dispatch(job);
+      if (typeof timeoutMs === "number" && Number.isFinite(timeoutMs) && timeoutMs > 0) {
+        job.timer = setTimeout(() => this.expire(id, timeoutMs), timeoutMs);
+        job.timer.unref();
+      }
     });
+  }
+
+  private dispatch(job: PendingJob, id = this.nextId++): number {
+    const slot = this.pick();
+    slot.jobs.set(id, job);
+    // Structured clone copies the bytes: the caller's buffer (a cache entry, maybe) stays its own.
+    slot.worker.postMessage({ id, request: job.request, maxPixels: job.maxPixels } satisfies WorkerJob);
+    return id;
+  }
+
+  private expire(id: number, timeoutMs: number): void {
+    const slot = this.slots.find((candidate) => candidate.jobs.has(id));
+    if (slot === undefined) return;
+    const job = slot.jobs.get(id)!;
+    slot.jobs.delete(id);
+    slot.retired = true;
+    this.slots.splice(this.slots.indexOf(slot), 1);
+    void slot.worker.terminate();
+    job.reject(
+      new ImagePipelineError(
+        ErrorCodes.PROCESSING_TIMEOUT,
+        `the work took longer than ${Math.round(timeoutMs / 100) / 10} s and was stopped`,
+      ),
+    );
+    // The worker's other jobs did nothing wrong: they start again on another worker.
+    const others = [...slot.jobs.entries()];
+    slot.jobs.clear();
+    for (const [otherId, other] of others) this.dispatch(other, otherId);
   }
 
   async close(): Promise<void> {
@@ -88,18 +133,21 @@ export class JimpWorkerPool {
     // this process runs with a `--conditions` flag (the test runner's `pixport-source`).
     const worker = new Worker(this.script, { execArgv: withoutConditions(process.execArgv) });
     worker.unref();
-    const slot: Slot = { worker, jobs: new Map() };
+    const slot: Slot = { worker, jobs: new Map(), retired: false };
     worker.on("message", (answer: WorkerAnswer) => {
       const job = slot.jobs.get(answer.id);
       if (job === undefined) return;
       slot.jobs.delete(answer.id);
+      clearTimeout(job.timer);
       if ("error" in answer) job.reject(deserializeError(answer.error));
       else job.resolve(answer.result);
     });
     const fail = (reason: string) => {
+      if (slot.retired) return;
       const index = this.slots.indexOf(slot);
       if (index >= 0) this.slots.splice(index, 1);
       for (const job of slot.jobs.values()) {
+        clearTimeout(job.timer);
         job.reject(new ImagePipelineError(ErrorCodes.INTERNAL, `A jimp worker ${reason}.`));
       }
       slot.jobs.clear();

@@ -124,6 +124,20 @@ async function transform(
     autoOrient: true,
   };
 
+  // The job's deadline: every sharp pipeline below gets sharp's own timeout for the time left
+  // (libvips stops the work, it is not just abandoned), and no new pass starts after it.
+  const timeoutMs = request.limits?.timeoutMs;
+  const deadline =
+    typeof timeoutMs === "number" && Number.isFinite(timeoutMs) && timeoutMs > 0
+      ? Date.now() + timeoutMs
+      : undefined;
+  const bounded = (image: Sharp): Sharp => {
+    if (deadline === undefined) return image;
+    const left = deadline - Date.now();
+    if (left <= 0) throw processingTimeout(timeoutMs as number);
+    return image.timeout({ seconds: Math.max(1, Math.ceil(left / 1000)) });
+  };
+
   try {
     // Header first: the pixel cap and the real format are checked before any pixel is decoded.
     const metadata = await sharp(input, { limitInputPixels, failOn: "warning" }).metadata();
@@ -143,16 +157,21 @@ async function transform(
       // Fusing the last pass with the encoder saves a raw round trip. For jpeg that is only right
       // when nothing can turn transparent after sharp's (early) flatten.
       if (last && !pass.materialise && (request.output.format !== "jpeg" || (opaque && pass.keepsOpaque))) {
-        return await encode(image, request.output);
+        return await encode(bounded(image), request.output);
       }
-      const { data, info } = await image.raw({ depth: "uchar" }).toBuffer({ resolveWithObject: true });
+      const { data, info } = await bounded(image.raw({ depth: "uchar" })).toBuffer({
+        resolveWithObject: true,
+      });
       const raw = { width: info.width, height: info.height, channels: info.channels };
       source = () => sharp(data, { raw, limitInputPixels: false });
       size = { width: info.width, height: info.height };
       opaque = info.channels === 1 || info.channels === 3;
     }
-    return await encode(source(), request.output);
+    return await encode(bounded(source()), request.output);
   } catch (error) {
+    if (deadline !== undefined && /timeout/i.test(error instanceof Error ? error.message : "")) {
+      throw processingTimeout(timeoutMs as number, error);
+    }
     throw translateSharpError(error);
   }
 }
@@ -195,6 +214,14 @@ async function encode(image: Sharp, output: OutputOptions): Promise<EncodedImage
   }
   const { data, info } = await encoder.toBuffer({ resolveWithObject: true });
   return { data, format: output.format, width: info.width, height: info.height };
+}
+
+function processingTimeout(timeoutMs: number, cause?: unknown): ImagePipelineError {
+  return new ImagePipelineError(
+    ErrorCodes.PROCESSING_TIMEOUT,
+    `the work took longer than ${Math.round(timeoutMs / 100) / 10} s and was stopped`,
+    cause === undefined ? {} : { cause },
+  );
 }
 
 /** Width and height after EXIF orientation: orientations 5 to 8 turn the image by 90°. */

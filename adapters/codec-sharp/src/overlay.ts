@@ -1,6 +1,6 @@
 import type { OverlayLayer, Size } from "@pixport/core";
 import { sniffImageFormat } from "@pixport/core";
-import type { OverlayOptions, SharpOptions } from "sharp";
+import type { OverlayOptions, Sharp, SharpOptions } from "sharp";
 import sharp from "sharp";
 import { asBuffer, invalidImage } from "./errors.js";
 
@@ -50,39 +50,48 @@ async function compositeEntry(
   const opacity = Number.isFinite(layer.opacity) ? Math.min(1, Math.max(0, layer.opacity)) : 1;
   const tilesX = layer.repeat === "repeat" || layer.repeat === "repeat-x";
   const tilesY = layer.repeat === "repeat" || layer.repeat === "repeat-y";
-  // Only the part of the overlay that can land on the base is decoded: along a tiled axis the whole
-  // tile is needed, along the other axis only the visible span.
-  const columns: Span = tilesX ? { start: 0, end: width } : visibleSpan(left, width, base.width);
-  const rows: Span = tilesY ? { start: 0, end: height } : visibleSpan(top, height, base.height);
-  if (opacity === 0 || columns.end <= columns.start || rows.end <= rows.start) return null;
+  // Only the part of the overlay that can land on the base is decoded and resized. Along an axis
+  // that is not tiled that is the visible span; along a tiled axis it is the whole tile, unless the
+  // tile is longer than the base: then only the base-long window of the tiling is needed (one or two
+  // pieces of the tile, when the window wraps), so a 10000 px tile on a 64 px base costs 64 px.
+  const axisX = tilesX ? tiledAxis(left, width, base.width) : plainAxis(left, width, base.width);
+  const axisY = tilesY ? tiledAxis(top, height, base.height) : plainAxis(top, height, base.height);
+  if (opacity === 0 || axisX.pieces.length === 0 || axisY.pieces.length === 0) return null;
 
   const input = asBuffer(layer.input, `layers[${index}].input`);
   if (sniffImageFormat(input) === null) {
     throw invalidImage(`Overlay ${index} is not a jpeg, png or webp image.`);
   }
-  let image = sharp(input, decodeOptions).resize({ width, height, fit: "fill" });
-  const full = columns.start === 0 && columns.end === width && rows.start === 0 && rows.end === height;
-  if (!full) {
-    image = image.extract({
-      left: columns.start,
-      top: rows.start,
-      width: columns.end - columns.start,
-      height: rows.end - rows.start,
-    });
+  const resized = () => sharp(input, decodeOptions).resize({ width, height, fit: "fill" });
+  let tile: RgbaPixels;
+  if (axisX.pieces.length === 1 && axisY.pieces.length === 1) {
+    tile = await region(resized(), axisX.pieces[0]!, axisY.pieces[0]!, { width, height });
+  } else {
+    // A window that wraps: its pieces are extracted separately and laid side by side.
+    const data = Buffer.alloc(axisX.length * axisY.length * CHANNELS);
+    for (const pieceY of axisY.pieces) {
+      for (const pieceX of axisX.pieces) {
+        const part = await region(resized(), pieceX, pieceY, { width, height });
+        for (let row = 0; row < part.height; row += 1) {
+          part.data.copy(
+            data,
+            ((pieceY.at + row) * axisX.length + pieceX.at) * CHANNELS,
+            row * part.width * CHANNELS,
+            (row + 1) * part.width * CHANNELS,
+          );
+        }
+      }
+    }
+    tile = { data, width: axisX.length, height: axisY.length };
   }
-  const { data, info } = await image
-    .toColourspace("srgb")
-    .ensureAlpha()
-    .raw({ depth: "uchar" })
-    .toBuffer({ resolveWithObject: true });
-  if (info.channels !== CHANNELS)
-    throw new Error(`Expected 4 channels for an overlay, received ${info.channels}`);
   if (opacity < 1) {
-    for (let offset = 3; offset < data.length; offset += CHANNELS) {
-      data[offset] = Math.round(data[offset]! * opacity);
+    for (let offset = 3; offset < tile.data.length; offset += CHANNELS) {
+      tile.data[offset] = Math.round(tile.data[offset]! * opacity);
     }
   }
-  const tile: RgbaPixels = { data, width: info.width, height: info.height };
+  // Along a windowed axis the tile already starts where the base does.
+  const startX = axisX.windowed ? 0 : mod(-left, width);
+  const startY = axisY.windowed ? 0 : mod(-top, height);
 
   switch (layer.repeat) {
     case "repeat": {
@@ -90,24 +99,76 @@ async function compositeEntry(
       // then let libvips replicate it lazily over the whole base.
       const shifted = periodic(
         tile,
-        mod(-left, width),
-        mod(-top, height),
-        Math.min(width, base.width),
-        Math.min(height, base.height),
+        startX,
+        startY,
+        Math.min(tile.width, base.width),
+        Math.min(tile.height, base.height),
       );
       return { ...rawInput(shifted), tile: true, gravity: "northwest" };
     }
     case "repeat-x": {
-      const strip = periodic(tile, mod(-left, width), 0, base.width, tile.height);
+      const strip = periodic(tile, startX, 0, base.width, tile.height);
       return { ...rawInput(strip), left: 0, top: Math.max(0, top) };
     }
     case "repeat-y": {
-      const strip = periodic(tile, 0, mod(-top, height), tile.width, base.height);
+      const strip = periodic(tile, 0, startY, tile.width, base.height);
       return { ...rawInput(strip), left: Math.max(0, left), top: 0 };
     }
     default:
       return { ...rawInput(tile), left: Math.max(0, left), top: Math.max(0, top) };
   }
+}
+
+/** A piece `[start, end)` of the overlay, placed at `at` in the decoded tile. */
+interface Piece extends Span {
+  at: number;
+}
+
+interface Axis {
+  pieces: Piece[];
+  /** Length of the decoded tile along the axis. */
+  length: number;
+  /** Whether the tile is a base-long window of the tiling (already aligned with the base). */
+  windowed: boolean;
+}
+
+/** An axis that is not tiled: the visible span of the overlay. */
+function plainAxis(offset: number, length: number, limit: number): Axis {
+  const span = visibleSpan(offset, length, limit);
+  if (span.end <= span.start) return { pieces: [], length: 0, windowed: false };
+  return { pieces: [{ ...span, at: 0 }], length: span.end - span.start, windowed: false };
+}
+
+/** A tiled axis: the whole tile, or the base-long window of the tiling when the tile is longer. */
+function tiledAxis(offset: number, length: number, limit: number): Axis {
+  if (length <= limit) return { pieces: [{ start: 0, end: length, at: 0 }], length, windowed: false };
+  const start = mod(-offset, length);
+  const first = Math.min(length, start + limit);
+  const pieces: Piece[] = [{ start, end: first, at: 0 }];
+  if (first - start < limit) pieces.push({ start: 0, end: limit - (first - start), at: first - start });
+  return { pieces, length: limit, windowed: true };
+}
+
+/** The RGBA pixels of one rectangle of the (resized) overlay. */
+async function region(image: Sharp, columns: Span, rows: Span, full: Size): Promise<RgbaPixels> {
+  const whole =
+    columns.start === 0 && columns.end === full.width && rows.start === 0 && rows.end === full.height;
+  const cropped = whole
+    ? image
+    : image.extract({
+        left: columns.start,
+        top: rows.start,
+        width: columns.end - columns.start,
+        height: rows.end - rows.start,
+      });
+  const { data, info } = await cropped
+    .toColourspace("srgb")
+    .ensureAlpha()
+    .raw({ depth: "uchar" })
+    .toBuffer({ resolveWithObject: true });
+  if (info.channels !== CHANNELS)
+    throw new Error(`Expected 4 channels for an overlay, received ${info.channels}`);
+  return { data, width: info.width, height: info.height };
 }
 
 function rawInput(pixels: RgbaPixels): OverlayOptions {

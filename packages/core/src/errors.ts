@@ -57,6 +57,11 @@ export const ErrorCodes = {
   /** The model provider did not answer within the per-call timeout (the call was aborted). */
   MODEL_TIMEOUT: "MODEL_TIMEOUT",
   /** A factory received invalid options. */
+  /**
+   * A codec job ran past `limits.maxJobMs` and was stopped (422 naming the field; the same
+   * request would take as long again).
+   */
+  PROCESSING_TIMEOUT: "PROCESSING_TIMEOUT",
   /** The request body arrived too slowly (an upload below the minimum rate). */
   REQUEST_TIMEOUT: "REQUEST_TIMEOUT",
   INVALID_CONFIGURATION: "INVALID_CONFIGURATION",

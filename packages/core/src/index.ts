@@ -191,7 +191,14 @@ export {
   watermarkSchema,
 } from "./schemas.js";
 export { BLACK, parseColor, type Rgba, TRANSPARENT } from "./transforms/color.js";
-export { planOutputSize, rotatedSize, type Size, stepOutputSize } from "./transforms/plan.js";
+export {
+  blurSteps,
+  DIRECT_BLUR_MAX_SIGMA,
+  planOutputSize,
+  rotatedSize,
+  type Size,
+  stepOutputSize,
+} from "./transforms/plan.js";
 export {
   type BlurStep,
   type CropStep,

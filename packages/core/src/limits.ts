@@ -16,6 +16,18 @@ export const limitsSchema = z.object({
   maxInputSide: z.number().int().positive().default(10_000),
   /** Largest output side, px. @default 10,000 */
   maxOutputSide: z.number().int().positive().default(10_000),
+  /**
+   * Most scans in an uploaded or imported JPEG, counted from its markers before decoding. Each
+   * scan of a progressive JPEG makes the decoder pass over the whole image again; usual encoders
+   * write 1 to about 12. @default 100
+   */
+  maxJpegScans: z.number().int().positive().default(100),
+  /**
+   * Longest time one codec job (decode, steps, encode) may take, ms; beyond, the work is stopped
+   * (sharp's timeout, or the jimp worker is terminated) and the request answers 422
+   * `PROCESSING_TIMEOUT`. @default 30000
+   */
+  maxJobMs: z.number().int().min(100).max(600_000).default(30_000),
 });
 
 export type Limits = z.output<typeof limitsSchema>;

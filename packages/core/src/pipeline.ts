@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { ErrorCodes, ImagePipelineError } from "./errors.js";
 import { createRandomIdGenerator } from "./ids.js";
 import type { Image } from "./image.js";
 import { limitsSchema } from "./limits.js";

@@ -133,8 +133,25 @@ export async function storeNewImage(
 
 /** Wraps a codec failure on stored (already validated) bytes as an internal error. */
 export function internalCodecError(error: unknown, format: ImageFormat): ImagePipelineError {
+  if (isImagePipelineError(error) && error.code === ErrorCodes.PROCESSING_TIMEOUT) {
+    return processingTimeout(error);
+  }
   if (isImagePipelineError(error) && error.code !== ErrorCodes.INVALID_IMAGE) return error;
   return new ImagePipelineError(ErrorCodes.INTERNAL, `Processing a stored ${format} image failed.`, {
+    cause: error,
+  });
+}
+
+/** A codec's `PROCESSING_TIMEOUT` as a 422 entry on `field` (what the client can change). */
+export function processingTimeout(error: ImagePipelineError, field = "image"): ImagePipelineError {
+  if (error.issues.length > 0) return error;
+  return new ImagePipelineError(ErrorCodes.PROCESSING_TIMEOUT, error.message, {
+    issues: [
+      {
+        path: field,
+        message: `could not be processed in time (${error.message}); use a smaller image or cheaper parameters`,
+      },
+    ],
     cause: error,
   });
 }

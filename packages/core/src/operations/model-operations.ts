@@ -121,7 +121,7 @@ export async function prepareModelImage(
         input: data,
         steps: [],
         output: { format: "png", quality: 100, flattenBackground: white },
-        limits: { maxInputPixels: context.limits.maxInputPixels },
+        limits: { maxInputPixels: context.limits.maxInputPixels, timeoutMs: context.limits.maxJobMs },
       });
       return { data: encoded.data, mimeType: "image/png", width: encoded.width, height: encoded.height };
     } catch (error) {
@@ -144,7 +144,7 @@ export async function prepareModelImage(
       input: data,
       steps: scale < 1 ? [resize] : [],
       output: { format: "jpeg", quality: 85, flattenBackground: { r: 255, g: 255, b: 255, alpha: 1 } },
-      limits: { maxInputPixels: context.limits.maxInputPixels },
+      limits: { maxInputPixels: context.limits.maxInputPixels, timeoutMs: context.limits.maxJobMs },
     });
     return { data: encoded.data, mimeType: "image/jpeg", width: encoded.width, height: encoded.height };
   } catch (error) {
@@ -211,7 +211,7 @@ export async function imagineImage(
         quality: context.encodeQuality,
         flattenBackground: { r: 0, g: 0, b: 0, alpha: 1 },
       },
-      limits: { maxInputPixels: context.limits.maxInputPixels },
+      limits: { maxInputPixels: context.limits.maxInputPixels, timeoutMs: context.limits.maxJobMs },
     });
     jpeg = encoded.data;
   } catch (error) {

@@ -76,7 +76,7 @@ export async function removeImageBackground(
       input: cutout,
       steps,
       output: { format: "png", quality: context.encodeQuality, flattenBackground: TRANSPARENT },
-      limits: { maxInputPixels: context.limits.maxInputPixels },
+      limits: { maxInputPixels: context.limits.maxInputPixels, timeoutMs: context.limits.maxJobMs },
     });
   } catch (error) {
     throw internalCodecError(error, "png");

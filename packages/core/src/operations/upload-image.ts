@@ -1,5 +1,6 @@
 import { ErrorCodes, ImagePipelineError, isImagePipelineError, validationError } from "../errors.js";
 import { type Image, sniffImageFormat } from "../image.js";
+import { countJpegScans } from "../jpeg-scans.js";
 import { formatBytes } from "../limits.js";
 import { parseAll, uploadImageSchema } from "../schemas.js";
 import { BLACK } from "../transforms/color.js";
@@ -7,6 +8,7 @@ import {
   assertCodecSupports,
   type Caller,
   type PipelineContext,
+  processingTimeout,
   producedImageSteps,
   storeNewImage,
 } from "./context.js";
@@ -53,6 +55,20 @@ export async function ingestImage(
   }
   if (issues.length > 0 || image === undefined || name === undefined) throw validationError(issues, code);
 
+  if (sniffImageFormat(image) === "jpeg") {
+    const scans = countJpegScans(image, limits.maxJpegScans + 1);
+    if (scans !== null && scans > limits.maxJpegScans) {
+      throw validationError(
+        [
+          {
+            path: field,
+            message: `must be a jpeg with at most ${limits.maxJpegScans} scans (this progressive jpeg has more; re-encode it)`,
+          },
+        ],
+        ErrorCodes.IMAGE_TOO_LARGE,
+      );
+    }
+  }
   const header = await context.codec.probe(image).catch(() => null);
   if (header === null) {
     throw validationError(
@@ -85,11 +101,14 @@ export async function ingestImage(
       input: image,
       steps,
       output: { format: header.format, quality: context.encodeQuality, flattenBackground: BLACK },
-      limits: { maxInputPixels: limits.maxInputPixels },
+      limits: { maxInputPixels: limits.maxInputPixels, timeoutMs: limits.maxJobMs },
     });
   } catch (error) {
     if (isImagePipelineError(error) && error.code === ErrorCodes.IMAGE_TOO_LARGE) {
       throw validationError([{ path: field, message: error.message }], ErrorCodes.IMAGE_TOO_LARGE);
+    }
+    if (isImagePipelineError(error) && error.code === ErrorCodes.PROCESSING_TIMEOUT) {
+      throw processingTimeout(error, field);
     }
     if (isImagePipelineError(error) && error.code !== ErrorCodes.INVALID_IMAGE) throw error;
     throw new ImagePipelineError(ErrorCodes.INVALID_IMAGE, `${field} could not be decoded`, {

@@ -30,6 +30,11 @@ export interface EncodedImage {
 export interface DecodeLimits {
   /** Maximum width x height of the decoded input. */
   maxInputPixels: number;
+  /**
+   * Longest time the whole job may take, ms. Past it the codec stops the work for real (not just
+   * the wait) and rejects with `PROCESSING_TIMEOUT`. Absent: no deadline.
+   */
+  timeoutMs?: number;
 }
 
 /** Input of {@link ImageCodec.transform}. */

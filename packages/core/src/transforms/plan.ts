@@ -61,3 +61,44 @@ export function planOutputSize(
   if (issues.length > 0) throw validationError(issues, ErrorCodes.OUTPUT_TOO_LARGE);
   return size;
 }
+
+/** Largest sigma blurred at full size; a larger one runs on a reduced copy (see {@link blurSteps}). */
+export const DIRECT_BLUR_MAX_SIGMA = 32;
+/** The sigma a large blur runs at, on a copy reduced by `sigma / REDUCED_BLUR_SIGMA`. */
+const REDUCED_BLUR_SIGMA = 16;
+/** Shortest side of the reduced copy, px. */
+const REDUCED_MIN_SIDE = 48;
+
+/**
+ * The steps of a Gaussian blur of `sigma` on an image of `size`. The cost of a direct blur grows
+ * with sigma (a sigma of 1000 takes about 8 s on a 600 x 400 image and minutes at 2000 x 2000),
+ * while its result holds no detail finer than sigma. So beyond {@link DIRECT_BLUR_MAX_SIGMA} the
+ * image is reduced by `f = sigma / 16`, blurred with `sigma / f`, and enlarged back: a few
+ * milliseconds at any sigma, and over 44 dB PSNR from the direct blur (45.0 dB at sigma 100, 47.1
+ * at 400, 53.5 at 1000 on a 300 x 200 picture; measured in codec-sharp's tests).
+ */
+export function blurSteps(sigma: number, size: Size): TransformStep[] {
+  if (sigma <= DIRECT_BLUR_MAX_SIGMA) return [{ type: "blur", sigma }];
+  // The reduced copy keeps at least REDUCED_MIN_SIDE px on its short side: below that the
+  // enlargement itself shows (a blur of a tiny copy is cheap at any sigma anyway).
+  const factor = Math.max(
+    1,
+    Math.min(sigma / REDUCED_BLUR_SIGMA, Math.min(size.width, size.height) / REDUCED_MIN_SIDE),
+  );
+  if (factor < 2) return [{ type: "blur", sigma }];
+  const width = Math.max(1, Math.round(size.width / factor));
+  const height = Math.max(1, Math.round(size.height / factor));
+  const clear = { r: 0, g: 0, b: 0, alpha: 0 };
+  return [
+    { type: "resize", width, height, fit: "fill", position: "center", background: clear },
+    { type: "blur", sigma: Math.max(0.5, (sigma * width) / size.width) },
+    {
+      type: "resize",
+      width: size.width,
+      height: size.height,
+      fit: "fill",
+      position: "center",
+      background: clear,
+    },
+  ];
+}

@@ -928,6 +928,14 @@ export function describeImageCodecConformance(options: ImageCodecConformanceOpti
           expectColor(repeated.image, 5, 5, DEFAULT_QUADRANTS.bottomRight);
           expectColor(repeated.image, 57, 5, DEFAULT_QUADRANTS.bottomLeft);
           expectColor(repeated.image, 5, 57, DEFAULT_QUADRANTS.topRight);
+          // Tiled along one axis only: the window of the tiling on x, the visible span on y.
+          const strip = await run(
+            base,
+            overlay(layer(tile, { left: 20, top: 20, width: 150, height: 150, repeat: "repeat-x" })),
+          );
+          expectColor(strip.image, 57, 57, DEFAULT_QUADRANTS.topLeft);
+          expectColor(strip.image, 5, 57, DEFAULT_QUADRANTS.topRight);
+          expectColor(strip.image, 57, 5, Colors.white);
         },
         ["overlay"],
       );

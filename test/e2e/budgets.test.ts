@@ -1,0 +1,135 @@
+import sharp from "sharp";
+import { describe, expect, it } from "vitest";
+import { CODECS, call, halves, newKey, photo, upload, uploadForm, useServer } from "./harness.js";
+
+// Hostile but valid requests, each built here: the answer comes within a bounded time (generous
+// bounds for a loaded CI machine, far below what the same requests cost before), and the server
+// stays responsive afterwards.
+
+/** A progressive JPEG whose last scan is repeated `copies` times: thousands of valid markers. */
+async function scanHeavyJpeg(copies: number): Promise<Uint8Array> {
+  const jpeg = new Uint8Array(
+    await sharp(await photo(64, 64))
+      .jpeg({ progressive: true, quality: 80 })
+      .toBuffer(),
+  );
+  // The last SOS segment runs from its marker to the EOI marker (FFD9) at the end.
+  let lastScan = -1;
+  for (let index = 0; index < jpeg.length - 1; index++) {
+    if (jpeg[index] === 0xff && jpeg[index + 1] === 0xda) lastScan = index;
+  }
+  const scan = jpeg.subarray(lastScan, jpeg.length - 2);
+  const parts = [
+    jpeg.subarray(0, jpeg.length - 2),
+    ...Array.from({ length: copies }, () => scan),
+    jpeg.subarray(-2),
+  ];
+  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
+}
+
+const elapsed = async <T>(task: () => Promise<T>) => {
+  const started = performance.now();
+  const result = await task();
+  return { result, ms: performance.now() - started };
+};
+
+describe.each(CODECS)("CPU budgets (%s)", (codec) => {
+  const handle = useServer({ codec });
+
+  it("refuses a progressive JPEG with thousands of scans before decoding it", async () => {
+    const key = await newKey(handle.server, "live", "scans");
+    const hostile = await scanHeavyJpeg(3_000);
+    const { result, ms } = await elapsed(() =>
+      call(handle.url, "POST", "/v1/images/upload", { key, form: uploadForm("scans", hostile) }),
+    );
+    expect(result.status).toBe(422);
+    expect(result.json.code).toBe("IMAGE_TOO_LARGE");
+    expect(result.json.errors).toEqual([
+      expect.stringMatching(/^image must be a jpeg with at most 100 scans/),
+    ]);
+    expect(ms).toBeLessThan(5_000);
+    // An ordinary progressive JPEG still uploads.
+    const normal = await sharp(await photo(64, 64))
+      .jpeg({ progressive: true })
+      .toBuffer();
+    expect(
+      (
+        await call(handle.url, "POST", "/v1/images/upload", {
+          key,
+          form: uploadForm("ok", new Uint8Array(normal)),
+        })
+      ).status,
+    ).toBe(201);
+  });
+
+  it("blurs a 2000 x 2000 image with the largest sigma within seconds", async () => {
+    const key = await newKey(handle.server, "live", "blur");
+    const image = await upload(handle.url, key, await photo(2000, 2000), "large");
+    const { result, ms } = await elapsed(() =>
+      call(handle.url, "POST", `/v1/images/${image.id}/blur`, { key, json: { sigma: 1000 } }),
+    );
+    expect(result.status).toBe(201);
+    expect([result.json.width, result.json.height]).toEqual([2000, 2000]);
+    expect(ms).toBeLessThan(codec === "sharp" ? 5_000 : 20_000);
+  }, 60_000);
+
+  it("draws five 10000 x 10000 repeated watermarks on a 64 x 48 image within seconds", async () => {
+    const key = await newKey(handle.server, "live", "tiles");
+    const base = await upload(handle.url, key, await halves(64, 48, [255, 255, 255], [0, 0, 0]), "base");
+    const mark = await upload(handle.url, key, await halves(64, 48, [255, 0, 0], [0, 0, 255]), "mark");
+    const watermarks = Array.from({ length: 5 }, (_, index) => ({
+      id: mark.id,
+      left: -index * 1000,
+      top: -index * 777,
+      width: 10_000,
+      height: 10_000,
+      repetition_mode: "repeat",
+    }));
+    const { result, ms } = await elapsed(() =>
+      call(handle.url, "POST", `/v1/images/${base.id}/watermark`, { key, json: { watermarks } }),
+    );
+    if (codec === "sharp") {
+      // Only the 64 x 48 window of each tiling is resized and decoded.
+      expect(result.status, JSON.stringify(result.json)).toBe(201);
+      expect([result.json.width, result.json.height]).toEqual([64, 48]);
+    } else {
+      // jimp scales an overlay whole, so it refuses one over the pixel limit, at once.
+      expect(result.status).toBe(422);
+      expect(result.json.code).toBe("IMAGE_TOO_LARGE");
+    }
+    expect(ms).toBeLessThan(5_000);
+  }, 90_000);
+});
+
+describe.each(CODECS)("the job deadline (%s)", (codec) => {
+  // jimp starts its worker threads on the first job, so its deadline leaves room for that.
+  const handle = useServer({ codec, limits: { maxJobMs: codec === "sharp" ? 300 : 3_000 } });
+
+  it("stops a job past limits.maxJobMs with a 422 naming the field, and keeps serving", async () => {
+    const key = await newKey(handle.server, "live", "deadline");
+    const big = await upload(handle.url, key, await photo(600, 600), "big");
+    // A 10000 x 10000 image from a 600 px source takes seconds on sharp and far longer on jimp.
+    const { result, ms } = await elapsed(() =>
+      call(handle.url, "POST", `/v1/images/${big.id}/resize`, {
+        key,
+        json: { width: 10_000, height: 10_000 },
+      }),
+    );
+    expect(result.status).toBe(422);
+    expect(result.json).toMatchObject({ status: 422, code: "PROCESSING_TIMEOUT" });
+    expect(result.json.errors).toEqual([expect.stringMatching(/^image could not be processed in time/)]);
+    expect(ms).toBeLessThan(10_000);
+    const small = await upload(handle.url, key, await halves(32, 16, [0, 255, 0], [0, 0, 0]), "small");
+    const mirrored = await call(handle.url, "POST", `/v1/images/${small.id}/mirror`, {
+      key,
+      json: { mode: "both" },
+    });
+    expect(mirrored.status).toBe(201);
+  }, 60_000);
+});
