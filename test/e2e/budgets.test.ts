@@ -133,3 +133,61 @@ describe.each(CODECS)("the job deadline (%s)", (codec) => {
     expect(mirrored.status).toBe(201);
   }, 60_000);
 });
+
+describe("the memory budget of the prebuilt server", () => {
+  const handle = useServer({ memoryBudget: { maxBytes: 400 * 1024 * 1024, maxWaitMs: 30_000 } });
+
+  it("refuses a job that could never fit with a 422 naming the field, before decoding", async () => {
+    const key = await newKey(handle.server, "test", "memory");
+    const tiny = await upload(handle.url, key, await halves(64, 48, [255, 0, 0], [0, 0, 255]), "tiny");
+    const { result, ms } = await elapsed(() =>
+      call(handle.url, "POST", `/v1/images/${tiny.id}/resize`, {
+        key,
+        json: { width: 10_000, height: 10_000 },
+      }),
+    );
+    expect(result.status).toBe(422);
+    expect(result.json.code).toBe("IMAGE_TOO_LARGE");
+    expect(result.json.errors).toEqual([expect.stringMatching(/^width needs about \d+ MB of pixel memory/)]);
+    expect(ms).toBeLessThan(2_000);
+  });
+
+  it("runs 8 concurrent large resizes within the budget: never more reserved than allowed, all answered", async () => {
+    const key = await newKey(handle.server, "test", "memory-burst");
+    const tiny = await upload(handle.url, key, await halves(64, 48, [255, 0, 0], [0, 0, 255]), "tiny");
+    const memory = handle.server.pipeline.context.memory!;
+    let peakReserved = 0;
+    let peakWaiting = 0;
+    const sampler = setInterval(() => {
+      const stats = memory.stats();
+      peakReserved = Math.max(peakReserved, stats.reservedBytes);
+      peakWaiting = Math.max(peakWaiting, stats.waiting);
+    }, 2);
+    const rssBefore = process.memoryUsage().rss;
+    let rssPeak = rssBefore;
+    const rssSampler = setInterval(() => {
+      rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+    }, 10);
+    try {
+      // Each 4000 x 4000 output is estimated at about 112 MB: three fit in the 400 MB budget at once.
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          call(handle.url, "POST", `/v1/images/${tiny.id}/resize`, {
+            key,
+            json: { width: 4000, height: 4000 },
+          }),
+        ),
+      );
+      expect(answers.map((answer) => answer.status)).toEqual(Array(8).fill(201));
+    } finally {
+      clearInterval(sampler);
+      clearInterval(rssSampler);
+    }
+    expect(peakReserved).toBeLessThanOrEqual(400 * 1024 * 1024);
+    expect(peakReserved).toBeGreaterThan(0);
+    expect(peakWaiting).toBeGreaterThan(0);
+    expect(memory.stats()).toEqual({ reservedBytes: 0, waiting: 0, maxBytes: 400 * 1024 * 1024 });
+    // Generous: the budget plus the codec's own caches and the encoded outputs.
+    expect(rssPeak - rssBefore).toBeLessThan(900 * 1024 * 1024);
+  }, 60_000);
+});

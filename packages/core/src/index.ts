@@ -86,6 +86,13 @@ export {
   requestsPerMinute,
 } from "./policies/limits-policy.js";
 export {
+  createMemoryBudget,
+  estimateJobBytes,
+  type MemoryBudget,
+  type MemoryBudgetOptions,
+  memoryBudgetOptionsSchema,
+} from "./policies/memory-budget.js";
+export {
   type CircuitStatus,
   createModelCircuitBreaker,
   guardModelPorts,

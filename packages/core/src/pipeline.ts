@@ -47,6 +47,7 @@ import { type UploadImageInput, uploadImage } from "./operations/upload-image.js
 import { parseOptions } from "./options.js";
 import { BILLING_UNITS } from "./policies/billing.js";
 import { admitRequest, policyOptionsSchema, withQuota } from "./policies/limits-policy.js";
+import { createMemoryBudget, memoryBudgetOptionsSchema } from "./policies/memory-budget.js";
 import {
   createModelCircuitBreaker,
   guardModelPorts,
@@ -163,6 +164,14 @@ export const imagePipelineOptionsSchema = z.object({
    */
   workQueue: workQueueOptionsSchema.optional(),
   /**
+   * Memory budget of the image jobs of this node: each job's peak pixel memory is estimated from
+   * the header and its steps before decoding; jobs run while their sum fits `maxBytes`, others wait
+   * up to `maxWaitMs` (then `OVERLOADED`), and a job bigger than the whole budget is a 422 naming
+   * the field. Absent: no budget (a library caller sizes its own host). The prebuilt server sets
+   * it (1 GiB, for a 2 GB host).
+   */
+  memoryBudget: memoryBudgetOptionsSchema.optional(),
+  /**
    * Circuit breaker of the model-backed operations (per model): after `failureThreshold` provider
    * failures in a row, calls fail fast with `MODEL_UNAVAILABLE` for `cooldownMs`, then one probe
    * goes through. `false` turns it off. @default { failureThreshold: 5, cooldownMs: 30000 }
@@ -257,6 +266,7 @@ export function createImagePipeline(
         }),
     },
     testWatermark: settings.testWatermark ?? DEFAULT_TEST_WATERMARK,
+    memory: settings.memoryBudget === undefined ? undefined : createMemoryBudget(settings.memoryBudget),
     urlImport: {
       policy: createUrlImportPolicy(settings.urlImport),
       fetcher: deps.fetcher,

@@ -4,6 +4,7 @@ import {
   ErrorCodes,
   ImagePipelineError,
   limitsSchema,
+  memoryBudgetOptionsSchema,
   modelCircuitOptionsSchema,
   policyOptionsSchema,
   urlImportOptionsSchema,
@@ -222,6 +223,14 @@ export const serverConfigSchema = z
      * 10000); beyond, 503 `OVERLOADED` with Retry-After.
      */
     workQueue: workQueueOptionsSchema.default(workQueueOptionsSchema.parse({})),
+    /**
+     * Pixel memory of the image jobs running at once (estimated per job before decoding); beyond,
+     * jobs wait up to `maxWaitMs` then answer 503; a job bigger than the whole budget is a 422.
+     * `false` turns it off. @default { maxBytes: 1 GiB (for a 2 GB host), maxWaitMs: 10000 }
+     */
+    memoryBudget: z
+      .union([memoryBudgetOptionsSchema, z.literal(false)])
+      .default(memoryBudgetOptionsSchema.parse({})),
     /** The remove-background engine; see the README section "Offline image intelligence". */
     backgroundRemoval: backgroundRemovalConfigSchema.default({ engine: "sharp", family: "isnet" }),
   })
@@ -313,6 +322,10 @@ function fromEnvironment(environment: NodeJS.ProcessEnv): Record<string, unknown
     if (raw === undefined || raw === "") continue;
     background[key] = kind === "string" ? raw : Number(raw);
   }
+  const memoryBytes = environment.PIXPORT_MEMORY_BUDGET_BYTES;
+  if (memoryBytes !== undefined && memoryBytes !== "") {
+    result.memoryBudget = /^(0|false|off)$/i.test(memoryBytes) ? false : { maxBytes: Number(memoryBytes) };
+  }
   const workQueue: Record<string, unknown> = {};
   for (const [name, key] of Object.entries(WORK_QUEUE_ENV)) {
     const raw = environment[name];
@@ -379,7 +392,7 @@ export async function loadServerConfig(options: LoadConfigOptions = {}): Promise
       ...(options.overrides?.limits as object | undefined),
     },
   };
-  for (const section of ["s3", "backgroundRemoval", "workQueue", "urlImport"] as const) {
+  for (const section of ["s3", "backgroundRemoval", "workQueue", "urlImport", "memoryBudget"] as const) {
     const parts = [fromFile[section], env[section], options.overrides?.[section]].filter(
       (part) => part !== undefined,
     );

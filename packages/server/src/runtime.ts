@@ -225,6 +225,7 @@ export async function createPixportRuntime(
     ...(testWatermark === undefined ? {} : { testWatermark }),
     urlImport: { ...config.urlImport, storageBaseUrls: [config.publicStorageBaseUrl] },
     workQueue: config.workQueue,
+    ...(config.memoryBudget === false ? {} : { memoryBudget: config.memoryBudget }),
     modelCircuit: config.modelCircuit,
   }));
   give(Tokens.HttpOptions, () => ({

@@ -10,6 +10,7 @@ import {
 } from "../image.js";
 import type { Limits } from "../limits.js";
 import type { PolicyContext } from "../policies/limits-policy.js";
+import { estimateJobBytes, type MemoryBudget } from "../policies/memory-budget.js";
 import { type TestWatermark, testWatermarkLayer } from "../policies/test-watermark.js";
 import type { UrlImportPolicy } from "../policies/url-import-policy.js";
 import type { BlobStore } from "../ports/blob-store.js";
@@ -56,6 +57,8 @@ export interface PipelineContext {
   policy: PolicyContext;
   /** The mark stamped on every image a test key produces. */
   testWatermark: TestWatermark;
+  /** The node's memory budget of image jobs; `undefined` when the pipeline has none. */
+  memory: MemoryBudget | undefined;
   urlImport: {
     policy: UrlImportPolicy;
     fetcher: ImageFetcher | undefined;
@@ -129,6 +132,24 @@ export async function storeNewImage(
     throw error;
   }
   return toImage(record);
+}
+
+/**
+ * Runs `task` with the job's estimated pixel memory reserved in the node's budget (no-op without
+ * one). `field` is blamed when the job can never fit.
+ */
+export async function withMemory<T>(
+  context: PipelineContext,
+  job: { input: Size; steps: readonly TransformStep[]; field: string; signal?: AbortSignal | undefined },
+  task: () => Promise<T>,
+): Promise<T> {
+  if (context.memory === undefined) return task();
+  const release = await context.memory.reserve(estimateJobBytes(job.input, job.steps), job.field, job.signal);
+  try {
+    return await task();
+  } finally {
+    release();
+  }
 }
 
 /** Wraps a codec failure on stored (already validated) bytes as an internal error. */

@@ -25,6 +25,7 @@ import {
   type PipelineContext,
   producedImageSteps,
   storeNewImage,
+  withMemory,
 } from "./context.js";
 
 /** Input of every transform: the source image id (path) and the JSON body. */
@@ -78,18 +79,23 @@ async function runTransform<S extends z.ZodType>(
   const finalSize = planOutputSize(plan.steps, source, context.limits.maxOutputSide, () => plan.sizeField);
   const steps = [...plan.steps, ...producedImageSteps(context, caller, finalSize)];
   assertCodecSupports(context, steps, plan.format);
-  const input_ = await loadImageBytes(context, source);
-  let encoded: Awaited<ReturnType<typeof context.codec.transform>>;
-  try {
-    encoded = await context.codec.transform({
-      input: input_,
-      steps,
-      output: { format: plan.format, quality: plan.quality, flattenBackground: BLACK },
-      limits: { maxInputPixels: context.limits.maxInputPixels, timeoutMs: context.limits.maxJobMs },
-    });
-  } catch (error) {
-    throw internalCodecError(error, source.format);
-  }
+  const encoded = await withMemory(
+    context,
+    { input: source, steps, field: plan.sizeField, signal: input.signal },
+    async () => {
+      const bytes = await loadImageBytes(context, source);
+      try {
+        return await context.codec.transform({
+          input: bytes,
+          steps,
+          output: { format: plan.format, quality: plan.quality, flattenBackground: BLACK },
+          limits: { maxInputPixels: context.limits.maxInputPixels, timeoutMs: context.limits.maxJobMs },
+        });
+      } catch (error) {
+        throw internalCodecError(error, source.format);
+      }
+    },
+  );
   return storeNewImage(context, caller, encoded, plan.name ?? source.name);
 }
 

@@ -11,6 +11,7 @@ import {
   processingTimeout,
   producedImageSteps,
   storeNewImage,
+  withMemory,
 } from "./context.js";
 
 /** Input of {@link uploadImage}. */
@@ -95,27 +96,30 @@ export async function ingestImage(
 
   const steps = producedImageSteps(context, caller, header);
   assertCodecSupports(context, steps, header.format);
-  let encoded: Awaited<ReturnType<typeof context.codec.transform>>;
-  try {
-    encoded = await context.codec.transform({
-      input: image,
-      steps,
-      output: { format: header.format, quality: context.encodeQuality, flattenBackground: BLACK },
-      limits: { maxInputPixels: limits.maxInputPixels, timeoutMs: limits.maxJobMs },
-    });
-  } catch (error) {
-    if (isImagePipelineError(error) && error.code === ErrorCodes.IMAGE_TOO_LARGE) {
-      throw validationError([{ path: field, message: error.message }], ErrorCodes.IMAGE_TOO_LARGE);
+  const encoded = await withMemory(context, { input: header, steps, field }, async () => {
+    try {
+      return await context.codec.transform({
+        input: image,
+        steps,
+        output: { format: header.format, quality: context.encodeQuality, flattenBackground: BLACK },
+        limits: { maxInputPixels: limits.maxInputPixels, timeoutMs: limits.maxJobMs },
+      });
+    } catch (error) {
+      if (isImagePipelineError(error) && error.code === ErrorCodes.IMAGE_TOO_LARGE) {
+        throw validationError([{ path: field, message: error.message }], ErrorCodes.IMAGE_TOO_LARGE);
+      }
+      if (isImagePipelineError(error) && error.code === ErrorCodes.PROCESSING_TIMEOUT) {
+        throw processingTimeout(error, field);
+      }
+      if (isImagePipelineError(error) && error.code !== ErrorCodes.INVALID_IMAGE) throw error;
+      throw new ImagePipelineError(ErrorCodes.INVALID_IMAGE, `${field} could not be decoded`, {
+        issues: [
+          { path: field, message: "must be a valid jpeg, png or webp image (it could not be decoded)" },
+        ],
+        cause: error,
+      });
     }
-    if (isImagePipelineError(error) && error.code === ErrorCodes.PROCESSING_TIMEOUT) {
-      throw processingTimeout(error, field);
-    }
-    if (isImagePipelineError(error) && error.code !== ErrorCodes.INVALID_IMAGE) throw error;
-    throw new ImagePipelineError(ErrorCodes.INVALID_IMAGE, `${field} could not be decoded`, {
-      issues: [{ path: field, message: "must be a valid jpeg, png or webp image (it could not be decoded)" }],
-      cause: error,
-    });
-  }
+  });
   return storeNewImage(context, caller, encoded, name);
 }
 

@@ -1,0 +1,93 @@
+import { describe, expect, it } from "vitest";
+import { createMemoryBudget, estimateJobBytes, isImagePipelineError } from "../src/index.js";
+
+const MB = 1024 * 1024;
+
+describe("estimateJobBytes", () => {
+  it("counts the input and the largest image the steps make, rotations and overlays included", () => {
+    const tiny = { width: 64, height: 48 };
+    const toHuge = estimateJobBytes(tiny, [
+      {
+        type: "resize",
+        width: 10_000,
+        height: 10_000,
+        fit: "fill",
+        position: "center",
+        background: { r: 0, g: 0, b: 0, alpha: 0 },
+      },
+    ]);
+    expect(toHuge).toBeGreaterThan(600 * MB);
+    const square = { width: 7000, height: 7000 };
+    const turned = estimateJobBytes(square, [
+      { type: "rotate", angle: 45, background: { r: 0, g: 0, b: 0, alpha: 1 } },
+    ]);
+    const straight = estimateJobBytes(square, [
+      { type: "rotate", angle: 90, background: { r: 0, g: 0, b: 0, alpha: 1 } },
+    ]);
+    expect(turned).toBeGreaterThan(straight);
+    // A 10000 px overlay on a 64 x 48 base costs the base, not 10000 x 10000.
+    const overlay = estimateJobBytes(tiny, [
+      {
+        type: "overlay",
+        layers: [
+          {
+            input: new Uint8Array(),
+            left: 0,
+            top: 0,
+            width: 10_000,
+            height: 10_000,
+            repeat: "repeat",
+            opacity: 1,
+          },
+        ],
+      },
+    ]);
+    expect(overlay).toBeLessThan(1 * MB);
+    expect(estimateJobBytes(square, [], 10)).toBe(10 * estimateJobBytes(square, []));
+  });
+});
+
+describe("createMemoryBudget", () => {
+  it("admits jobs while they fit, queues the rest first come first served, and refuses what never fits", async () => {
+    const budget = createMemoryBudget({ maxBytes: 100 * MB, maxWaitMs: 5_000 });
+    const releaseA = await budget.reserve(60 * MB, "width");
+    const order: string[] = [];
+    const b = budget.reserve(50 * MB, "width").then((release) => {
+      order.push("b");
+      return release;
+    });
+    const c = budget.reserve(10 * MB, "width").then((release) => {
+      order.push("c");
+      return release;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // c would fit, but b came first: no overtaking, so a big job is not starved by small ones.
+    expect(order).toEqual([]);
+    expect(budget.stats()).toEqual({ reservedBytes: 60 * MB, waiting: 2, maxBytes: 100 * MB });
+    releaseA();
+    const [releaseB, releaseC] = await Promise.all([b, c]);
+    expect(order).toEqual(["b", "c"]);
+    expect(budget.stats().reservedBytes).toBe(60 * MB);
+    releaseB();
+    releaseC();
+    releaseC();
+    expect(budget.stats().reservedBytes).toBe(0);
+    const never = await budget.reserve(101 * MB, "angle").catch((error: unknown) => error);
+    expect(isImagePipelineError(never) && never.code).toBe("IMAGE_TOO_LARGE");
+    expect(isImagePipelineError(never) && never.issues[0]?.path).toBe("angle");
+  });
+
+  it("refuses with OVERLOADED after maxWaitMs, and an aborted waiter leaves the queue", async () => {
+    const budget = createMemoryBudget({ maxBytes: 20 * MB, maxWaitMs: 50 });
+    const release = await budget.reserve(20 * MB, "image");
+    const waited = await budget.reserve(1 * MB, "image").catch((error: unknown) => error);
+    expect(isImagePipelineError(waited) && waited.code).toBe("OVERLOADED");
+    expect(isImagePipelineError(waited) && waited.retryAfterSeconds).toBe(1);
+    const controller = new AbortController();
+    const aborted = budget.reserve(1 * MB, "image", controller.signal).catch((error: unknown) => error);
+    controller.abort(new Error("client gone"));
+    expect(String(await aborted)).toContain("client gone");
+    expect(budget.stats().waiting).toBe(0);
+    release();
+  });
+});
