@@ -27,8 +27,16 @@ export interface TesseractTextExtractorOptions {
    * @default half the available cores, at least 1, at most 4
    */
   workers?: number;
-  /** Deadline per recognition; the worker is terminated and replaced after it. @default 60000 */
+  /**
+   * Deadline of one extraction from the call to the answer, queueing included; a recognition
+   * still running at it has its worker terminated and replaced. @default 60000
+   */
   timeoutMs?: number;
+  /**
+   * Calls waiting for a worker beyond the running ones; one more is refused at once with 503
+   * `OVERLOADED` (Retry-After), so a burst cannot queue for minutes. @default 4 x workers
+   */
+  maxQueued?: number;
   /**
    * Pages where no text line can be measured (see `estimateLineHeight`) and whose longest side is
    * below this are upscaled to it. Pages with text are scaled by their text's line height instead.
@@ -76,6 +84,8 @@ export function createTesseractTextExtractor(
     Math.floor(options.workers ?? Math.min(4, Math.max(1, Math.floor(availableParallelism() / 2)))),
   );
   const timeoutMs = options.timeoutMs ?? 60_000;
+  const maxQueued = Math.max(0, Math.floor(options.maxQueued ?? size * 4));
+  let admitted = 0;
   const upscaleBelow = options.upscaleBelow ?? 1600;
   const langPath = options.langPath ?? defaultLangPath();
   const idle: Worker[] = [];
@@ -195,14 +205,17 @@ export function createTesseractTextExtractor(
     if (closed)
       throw new ImagePipelineError(ErrorCodes.MODEL_BAD_RESPONSE, "The tesseract extractor is closed.");
     signal?.throwIfAborted();
-    const { png: input, rules } = await preprocess(image);
-    signal?.throwIfAborted();
-    const worker = await acquire();
-    // Aborted while pre-processing or queued for a worker: give the worker back unused.
-    if (signal?.aborted === true) {
-      release(worker);
-      signal.throwIfAborted();
+    // Calls admitted and not finished (pre-processing, waiting or recognising) are counted from
+    // their start, so a burst is refused at once rather than after its pre-processing.
+    if (admitted >= size + maxQueued) {
+      throw new ImagePipelineError(
+        ErrorCodes.OVERLOADED,
+        `Text extraction is at capacity (${size} running, ${admitted - size} waiting); retry later.`,
+        { retryAfterSeconds: Math.max(1, Math.ceil(timeoutMs / 1000 / 4)) },
+      );
     }
+    admitted += 1;
+    // One deadline for the whole call: pre-processing, the wait for a worker and recognition.
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
     const deadline = new Promise<never>((_, reject) => {
@@ -219,6 +232,29 @@ export function createTesseractTextExtractor(
       onAbort = () => reject(signal?.reason ?? new Error("aborted"));
       signal?.addEventListener("abort", onAbort, { once: true });
     });
+    deadline.catch(() => undefined);
+    const cleanup = () => {
+      admitted -= 1;
+      clearTimeout(timer);
+      if (onAbort !== undefined) signal?.removeEventListener("abort", onAbort);
+    };
+    let input: Buffer;
+    let rules: Rules;
+    let worker: Worker;
+    try {
+      ({ png: input, rules } = await Promise.race([preprocess(image), deadline]));
+      const acquiring = acquire();
+      try {
+        worker = await Promise.race([acquiring, deadline]);
+      } catch (error) {
+        // Gave up waiting: a worker handed over later goes straight back to the pool.
+        void acquiring.then(release, () => undefined);
+        throw error;
+      }
+    } catch (error) {
+      cleanup();
+      throw error;
+    }
     try {
       const result = await Promise.race([
         worker.recognize(input, {}, { blocks: true, text: false }),
@@ -257,8 +293,7 @@ export function createTesseractTextExtractor(
         cause: error,
       });
     } finally {
-      clearTimeout(timer);
-      if (onAbort !== undefined) signal?.removeEventListener("abort", onAbort);
+      cleanup();
     }
   }
 

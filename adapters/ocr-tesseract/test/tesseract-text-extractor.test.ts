@@ -61,3 +61,63 @@ describe("createTesseractTextExtractor (offline, real tesseract)", () => {
     expect(plain).not.toContain("#");
   });
 });
+
+describe("back-pressure and one deadline per call", () => {
+  it("refuses calls beyond the running and queued ones at once with OVERLOADED", async () => {
+    const extractor = createTesseractTextExtractor({ workers: 1, maxQueued: 1 });
+    try {
+      const rendered = await renderDocument();
+      const image = { ...rendered, mimeType: "image/jpeg" as const };
+      const started = performance.now();
+      const calls = Array.from({ length: 4 }, () =>
+        extractor.extract({ model: "tesseract", image, format: "plain" }).then(
+          () => ({ ok: true, ms: performance.now() - started }),
+          (error: { code?: string }) => ({ ok: false, code: error.code, ms: performance.now() - started }),
+        ),
+      );
+      const outcomes = await Promise.all(calls);
+      expect(outcomes.filter((outcome) => outcome.ok)).toHaveLength(2);
+      const refused = outcomes.filter((outcome) => !outcome.ok);
+      expect(refused.map((outcome) => outcome.code)).toEqual(["OVERLOADED", "OVERLOADED"]);
+      // Refused before any work: long before the first recognition could finish.
+      const firstDone = Math.min(...outcomes.filter((outcome) => outcome.ok).map((outcome) => outcome.ms));
+      for (const outcome of refused) expect(outcome.ms).toBeLessThan(firstDone);
+    } finally {
+      await extractor.close();
+    }
+  }, 60_000);
+
+  it("bounds a queued call by its deadline, counted from the call", async () => {
+    const extractor = createTesseractTextExtractor({ workers: 1, maxQueued: 8, timeoutMs: 60_000 });
+    try {
+      const rendered = await renderDocument();
+      const image = { ...rendered, mimeType: "image/jpeg" as const };
+      // Time one recognition (the worker is warm afterwards), then give a second extractor a
+      // deadline shorter than two recognitions: the queued call must time out, counted from its call.
+      await extractor.extract({ model: "tesseract", image, format: "plain" });
+      const timed = performance.now();
+      await extractor.extract({ model: "tesseract", image, format: "plain" });
+      const one = performance.now() - timed;
+      const short = createTesseractTextExtractor({ workers: 1, timeoutMs: Math.round(one * 1.5) + 200 });
+      try {
+        await short.extract({ model: "tesseract", image, format: "plain" }); // warm its worker
+        const started = performance.now();
+        const results = await Promise.all(
+          [0, 1, 2].map(() =>
+            short.extract({ model: "tesseract", image, format: "plain" }).then(
+              () => ({ code: "ok", ms: performance.now() - started }),
+              (error: { code?: string }) => ({ code: error.code, ms: performance.now() - started }),
+            ),
+          ),
+        );
+        expect(results[0]?.code).toBe("ok");
+        expect(results[2]?.code).toBe("MODEL_TIMEOUT");
+        for (const result of results) expect(result.ms).toBeLessThan(Math.round(one * 1.5) + 200 + 1_500);
+      } finally {
+        await short.close();
+      }
+    } finally {
+      await extractor.close();
+    }
+  }, 120_000);
+});
