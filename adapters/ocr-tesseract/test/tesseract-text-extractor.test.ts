@@ -71,7 +71,7 @@ describe("back-pressure and one deadline per call", () => {
       const started = performance.now();
       const calls = Array.from({ length: 4 }, () =>
         extractor.extract({ model: "tesseract", image, format: "plain" }).then(
-          () => ({ ok: true, ms: performance.now() - started }),
+          () => ({ ok: true, code: undefined as string | undefined, ms: performance.now() - started }),
           (error: { code?: string }) => ({ ok: false, code: error.code, ms: performance.now() - started }),
         ),
       );

@@ -17,6 +17,8 @@ export const fsQuotaStoreOptionsSchema = z.object({
   staleLockMs: z.number().int().positive().default(10_000),
   /** How long a reservation waits for another process's lock before failing, ms. @default 5000 */
   lockTimeoutMs: z.number().int().positive().default(5_000),
+  /** Longest delay before uncapped reservations are written, ms. @default 200 */
+  flushMs: z.number().int().min(1).max(60_000).default(200),
   /** The `node:fs/promises` functions to use; for fault-injection tests. @default node:fs/promises */
   fs: fsSchema.optional(),
 });
@@ -24,6 +26,11 @@ export const fsQuotaStoreOptionsSchema = z.object({
 export type FsQuotaStoreOptions = z.input<typeof fsQuotaStoreOptionsSchema>;
 
 const counterSchema = z.object({ used: z.number().int().nonnegative() });
+
+/** A QuotaStore on files, with `flush()` to write uncapped counts now (on shutdown). */
+export interface FsQuotaStore extends QuotaStore {
+  flush(): Promise<void>;
+}
 
 /**
  * A QuotaStore on the local filesystem, so that monthly usage survives restarts and `kill -9` on
@@ -34,8 +41,8 @@ const counterSchema = z.object({ used: z.number().int().nonnegative() });
  *
  * Reservations are atomic across every instance and process sharing `root`: each takes an
  * exclusive lock file (`O_EXCL`) for its counter, and breaks a lock older than `staleLockMs`,
- * which only a crashed process leaves. Cost: two fsyncs per billed request (the directory's is
- * shared with concurrent writers).
+ * which only a crashed process leaves. Cost: two fsyncs per capped reservation (the directory's
+ * is shared with concurrent writers); uncapped ones are batched (see `flushMs`).
  *
  * @example
  * ```ts
@@ -43,7 +50,7 @@ const counterSchema = z.object({ used: z.number().int().nonnegative() });
  * const pipeline = createImagePipeline({ ...deps, quota });
  * ```
  */
-export function createFsQuotaStore(options: FsQuotaStoreOptions): QuotaStore {
+export function createFsQuotaStore(options: FsQuotaStoreOptions): FsQuotaStore {
   const parsed = parseFsOptions(fsQuotaStoreOptionsSchema, options, "createFsQuotaStore");
   const root = path.resolve(parsed.root);
   const fs: FsPromises = parsed.fs ?? defaultFs;
@@ -117,9 +124,70 @@ export function createFsQuotaStore(options: FsQuotaStoreOptions): QuotaStore {
       throw toStorageError(error, action);
     });
 
+  // Uncapped reservations (an upgraded account: `limit` is Number.MAX_SAFE_INTEGER) cannot be
+  // refused, so they need not be on disk before they are granted: they are added up here and
+  // written in one locked update per counter at most `flushMs` later (and on `flush()`), which
+  // keeps two fsyncs off every billed request of a paying account. A crash loses at most that
+  // window of such counts; capped (trial) reservations are always written before they are granted.
+  const pending = new Map<string, { accountId: string; period: string; units: number }>();
+  let flushing: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const flush = async (): Promise<void> => {
+    clearTimeout(timer);
+    timer = undefined;
+    const batch = [...pending.values()];
+    pending.clear();
+    await Promise.all(
+      batch.map(({ accountId, period, units }) => {
+        const file = fileOf(accountId, period);
+        return locked(file, async () => {
+          const used = await read(file);
+          await writeFileAtomic(fs, file, JSON.stringify({ used: Math.max(0, used + units) }));
+        }).catch((error: unknown) => {
+          // Keep the units for the next flush rather than lose them.
+          const key = `${accountId}\u0000${period}`;
+          const again = pending.get(key);
+          pending.set(key, { accountId, period, units: (again?.units ?? 0) + units });
+          schedule();
+          throw error;
+        });
+      }),
+    );
+  };
+  const schedule = () => {
+    if (timer !== undefined) return;
+    timer = setTimeout(() => {
+      flushing = flush()
+        .catch(() => undefined)
+        .finally(() => {
+          flushing = undefined;
+        });
+    }, parsed.flushMs);
+    timer.unref();
+  };
+  const addPending = (accountId: string, period: string, units: number) => {
+    const key = `${accountId}\u0000${period}`;
+    const entry = pending.get(key);
+    pending.set(key, { accountId, period, units: (entry?.units ?? 0) + units });
+    schedule();
+    return pending.get(key)!.units;
+  };
+  const pendingUnits = (accountId: string, period: string) =>
+    pending.get(`${accountId}\u0000${period}`)?.units ?? 0;
+
   return {
+    async flush() {
+      await flushing;
+      await flush();
+    },
     reserve({ accountId, period, units, limit }) {
       const file = fileOf(accountId, period);
+      if (limit >= Number.MAX_SAFE_INTEGER) {
+        return translated("reserving quota", async () => {
+          const used = (await read(file)) + addPending(accountId, period, units);
+          return { granted: true, used, limit };
+        });
+      }
       return translated("reserving quota", () =>
         locked(file, async () => {
           const used = await read(file);
@@ -131,6 +199,10 @@ export function createFsQuotaStore(options: FsQuotaStoreOptions): QuotaStore {
     },
     release({ accountId, period, units }) {
       const file = fileOf(accountId, period);
+      if (pendingUnits(accountId, period) >= units) {
+        addPending(accountId, period, -units);
+        return Promise.resolve();
+      }
       return translated("releasing quota", () =>
         locked(file, async () => {
           const used = await read(file);
@@ -139,7 +211,10 @@ export function createFsQuotaStore(options: FsQuotaStoreOptions): QuotaStore {
       );
     },
     usage(accountId, period) {
-      return translated("reading quota", () => read(fileOf(accountId, period)));
+      return translated(
+        "reading quota",
+        async () => (await read(fileOf(accountId, period))) + pendingUnits(accountId, period),
+      );
     },
   };
 }

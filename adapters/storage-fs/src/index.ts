@@ -24,6 +24,7 @@ export {
 } from "./create-fs-key-store.js";
 export {
   createFsQuotaStore,
+  type FsQuotaStore,
   type FsQuotaStoreOptions,
   fsQuotaStoreOptionsSchema,
 } from "./create-fs-quota-store.js";

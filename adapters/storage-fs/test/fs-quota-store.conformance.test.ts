@@ -65,3 +65,34 @@ describe("createFsQuotaStore", () => {
     });
   });
 });
+
+describe("uncapped reservations (upgraded accounts)", () => {
+  it("are granted without a write, written within flushMs, and flushed on demand", async () => {
+    const root = await newRoot();
+    const store = createFsQuotaStore({ root, flushMs: 50 });
+    const uncapped = Number.MAX_SAFE_INTEGER;
+    for (let index = 0; index < 5; index++) {
+      expect(
+        await store.reserve({ accountId: "pro", period: "2026-11", units: 1, limit: uncapped }),
+      ).toMatchObject({
+        granted: true,
+        used: index + 1,
+      });
+    }
+    await store.release({ accountId: "pro", period: "2026-11", units: 1 });
+    expect(await store.usage("pro", "2026-11")).toBe(4);
+    // Another process sees them once written.
+    const peer = createFsQuotaStore({ root });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await peer.usage("pro", "2026-11")).toBe(4);
+    await store.reserve({ accountId: "pro", period: "2026-11", units: 2, limit: uncapped });
+    await store.flush();
+    expect(await peer.usage("pro", "2026-11")).toBe(6);
+    // A capped reservation of the same account reads the written count.
+    expect(await peer.reserve({ accountId: "pro", period: "2026-11", units: 1, limit: 7 })).toEqual({
+      granted: true,
+      used: 7,
+      limit: 7,
+    });
+  });
+});

@@ -124,6 +124,7 @@ export async function createPixportRuntime(
   ]);
 
   let redis: Redis | undefined;
+  const fsQuota = createFsQuotaStore({ root: paths.quota });
   // Embedded default: keys, account flags and the monthly quota counters in the data directory
   // (durable across restarts and kill -9, and shared with the CLI, another process, which changes
   // flags and reads usage while the server runs); per-minute rate-limit counters in this process.
@@ -136,7 +137,7 @@ export async function createPixportRuntime(
   } = {
     keys: fsKeys,
     accounts: createFsAccountStore({ root: paths.accounts }),
-    quota: createFsQuotaStore({ root: paths.quota }),
+    quota: fsQuota,
   };
   if (config.redisUrl !== undefined) {
     // Fail fast during an outage instead of queueing commands: the outage policy answers 503.
@@ -248,6 +249,12 @@ export async function createPixportRuntime(
     publicStore: resolve(scope, Tokens.PublicBlobStore),
     async close() {
       await Promise.all(owned.map((resource) => resource.close()));
+      // Uncapped usage counted in the last moments is written before the process goes.
+      await fsQuota
+        .flush()
+        .catch((error: unknown) =>
+          logger.warn?.("could not write the last quota counts", { error: String(error) }),
+        );
       if (redis !== undefined) await redis.quit().catch(() => redis?.disconnect());
       storage.close();
     },
