@@ -66,10 +66,17 @@ export {
   type ModelPorts,
 } from "./operations/model-operations.js";
 export { type RemoveBackgroundInput, removeImageBackground } from "./operations/remove-background.js";
-export type { TransformInput } from "./operations/transform-image.js";
+export { isOperationId, OPERATIONS_TABLE, type OperationId } from "./operations/table.js";
+export {
+  type FusedTransformInput,
+  type ProcessImageOptions,
+  processImage,
+  type TransformInput,
+} from "./operations/transform-image.js";
 export type { UploadImageInput } from "./operations/upload-image.js";
 export { parseOptions } from "./options.js";
 export {
+  type CallOptions,
   createImagePipeline,
   type ImagePipeline,
   type ImagePipelineDeps,
@@ -168,7 +175,10 @@ export type { RateLimitDecision, RateLimiter, RateLimitRequest } from "./ports/r
 export type { TextExtractor, TextFormat } from "./ports/text-extractor.js";
 export type { ModelCallOptions, ModelImage, ModelProvider, VisionModel } from "./ports/vision-model.js";
 export {
+  type BlurInput,
   blurSchema,
+  type ConvertInput,
+  type CropInput,
   classifySchema,
   colorSchema,
   convertSchema,
@@ -183,17 +193,29 @@ export {
   imagePathSchema,
   imagineSchema,
   listImagesSchema,
+  MAX_TRANSFORM_STEPS,
+  type MirrorInput,
+  type ModulateInput,
   mirrorSchema,
   modulateSchema,
   POSITIONS,
   parseAll,
+  type ResizeInput,
+  type RotateInput,
   removeBackgroundSchema,
   resizeSchema,
   rotateSchema,
+  TRANSFORM_STEP_OPS,
+  type TransformBodyInput,
+  type TransformStepInput,
+  type TransformStepOp,
+  transformSchema,
+  transformStepSchema,
   uploadImageSchema,
   VISUALIZE_MODELS,
   type VisualizeInput,
   visualizeSchema,
+  type WatermarkInput,
   watermarkEntrySchema,
   watermarkSchema,
 } from "./schemas.js";

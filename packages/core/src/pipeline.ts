@@ -32,6 +32,7 @@ import {
 } from "./operations/model-operations.js";
 import { type RemoveBackgroundInput, removeImageBackground } from "./operations/remove-background.js";
 import { sweepExpiredTestImages } from "./operations/sweep-expired-images.js";
+import { isOperationId, OPERATIONS_TABLE, type OperationId } from "./operations/table.js";
 import {
   blurImage,
   convertImage,
@@ -41,6 +42,7 @@ import {
   resizeImage,
   rotateImage,
   type TransformInput,
+  transformImage,
   watermarkImage,
 } from "./operations/transform-image.js";
 import { type UploadImageInput, uploadImage } from "./operations/upload-image.js";
@@ -72,6 +74,17 @@ import { type Logger, silentLogger } from "./ports/logger.js";
 import type { QuotaStore } from "./ports/quota-store.js";
 import type { RateLimitDecision, RateLimiter } from "./ports/rate-limiter.js";
 import type { TextFormat } from "./ports/text-extractor.js";
+import type {
+  BlurInput,
+  ConvertInput,
+  CropInput,
+  MirrorInput,
+  ModulateInput,
+  ResizeInput,
+  RotateInput,
+  TransformBodyInput,
+  WatermarkInput,
+} from "./schemas.js";
 
 /** The adapters a pipeline runs on, as one object with named fields. */
 export interface ImagePipelineDeps {
@@ -115,21 +128,6 @@ export interface ImagePipelineDeps {
    */
   backgroundRemover?: BackgroundRemover;
 }
-
-/** Operations that run as image jobs in the work gate (see `job` in {@link createImagePipeline}). */
-const GATED_OPERATIONS: ReadonlySet<string> = new Set([
-  "uploadImage",
-  "createImageFromUrl",
-  "mirrorImage",
-  "convertImage",
-  "resizeImage",
-  "cropImage",
-  "rotateImage",
-  "modulateImage",
-  "blurImage",
-  "watermarkImage",
-  "removeImageBackground",
-]);
 
 /** Options of {@link createImagePipeline}, validated once at construction. */
 export const imagePipelineOptionsSchema = z.object({
@@ -181,6 +179,12 @@ export const imagePipelineOptionsSchema = z.object({
 
 export type ImagePipelineOptions = z.input<typeof imagePipelineOptionsSchema>;
 
+/** Options of a typed library call. */
+export interface CallOptions {
+  /** The caller gave up: a job still waiting for a slot or for memory is dropped. */
+  signal?: AbortSignal;
+}
+
 /** Every operation of the IMG Processing API in scope, bound to one set of adapters. */
 export interface ImagePipeline {
   readonly context: PipelineContext;
@@ -213,6 +217,22 @@ export interface ImagePipeline {
   modulateImage(caller: Caller, input: TransformInput): Promise<Image>;
   blurImage(caller: Caller, input: TransformInput): Promise<Image>;
   watermarkImage(caller: Caller, input: TransformInput): Promise<Image>;
+  /** `POST /v1/images/{image_id}/transform`: up to 10 steps, one decode/encode, one new image. */
+  transformImage(caller: Caller, input: TransformInput): Promise<Image>;
+  /**
+   * Typed library calls: the same operations with the body typed from its zod schema (`z.input`),
+   * so a misspelt field or a wrong type is a compile error. Runtime validation still runs (for
+   * JavaScript callers), with the same 422 issues as over HTTP.
+   */
+  transform(caller: Caller, imageId: string, body: TransformBodyInput, options?: CallOptions): Promise<Image>;
+  resize(caller: Caller, imageId: string, body: ResizeInput, options?: CallOptions): Promise<Image>;
+  crop(caller: Caller, imageId: string, body: CropInput, options?: CallOptions): Promise<Image>;
+  rotate(caller: Caller, imageId: string, body: RotateInput, options?: CallOptions): Promise<Image>;
+  mirror(caller: Caller, imageId: string, body: MirrorInput, options?: CallOptions): Promise<Image>;
+  modulate(caller: Caller, imageId: string, body: ModulateInput, options?: CallOptions): Promise<Image>;
+  blur(caller: Caller, imageId: string, body: BlurInput, options?: CallOptions): Promise<Image>;
+  watermark(caller: Caller, imageId: string, body: WatermarkInput, options?: CallOptions): Promise<Image>;
+  convert(caller: Caller, imageId: string, body: ConvertInput, options?: CallOptions): Promise<Image>;
   /** `POST /v1/images/{image_id}/remove-background` (billed 2, contract P8). */
   removeImageBackground(caller: Caller, input: RemoveBackgroundInput): Promise<Image>;
   imagineImage(caller: Caller, input: ImagineImageInput): Promise<Image>;
@@ -285,7 +305,7 @@ export function createImagePipeline(
       : guardModelPorts({ ...deps.models }, createModelCircuitBreaker(settings.modelCircuit, context.clock));
   const gate = settings.workQueue === undefined ? undefined : createWorkGate(settings.workQueue);
   /** Wraps a billable operation in the monthly quota (reserve first, give back on failure). */
-  function billed<I, O>(operationId: string, operation: (caller: Caller, input: I) => Promise<O>) {
+  function billed<I, O>(operationId: OperationId, operation: (caller: Caller, input: I) => Promise<O>) {
     return (caller: Caller, input: I) =>
       withQuota(context.policy, caller, BILLING_UNITS[operationId] ?? 0, () => operation(caller, input));
   }
@@ -297,18 +317,40 @@ export function createImagePipeline(
    * their deadline and the model circuit breaker; holding slots while waiting would starve the
    * transforms. Embedded engines (tesseract, ONNX) have their own worker queues.
    */
-  function job<I, O>(operationId: string, operation: (caller: Caller, input: I) => Promise<O>) {
+  function job<I, O>(operationId: OperationId, operation: (caller: Caller, input: I) => Promise<O>) {
     const inner = billed(operationId, operation);
     if (gate === undefined) return inner;
     return (caller: Caller, input: I) =>
       gate.run(() => inner(caller, input), (input as { signal?: AbortSignal } | undefined)?.signal);
   }
 
-  return {
+  const typed =
+    (method: () => (caller: Caller, input: TransformInput) => Promise<Image>) =>
+    (caller: Caller, imageId: string, body: unknown, options: CallOptions = {}) =>
+      method()(caller, {
+        imageId,
+        body,
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+      });
+  const pipeline: ImagePipeline = {
     context,
+    transform: typed(() => pipeline.transformImage),
+    resize: typed(() => pipeline.resizeImage),
+    crop: typed(() => pipeline.cropImage),
+    rotate: typed(() => pipeline.rotateImage),
+    mirror: typed(() => pipeline.mirrorImage),
+    modulate: typed(() => pipeline.modulateImage),
+    blur: typed(() => pipeline.blurImage),
+    watermark: typed(() => pipeline.watermarkImage),
+    convert: typed(() => pipeline.convertImage),
     authenticate: (apiKey) => authenticate(context, apiKey),
     admit: (caller, operationId) => {
-      if (operationId !== undefined && gate !== undefined && GATED_OPERATIONS.has(operationId)) {
+      if (
+        operationId !== undefined &&
+        gate !== undefined &&
+        isOperationId(operationId) &&
+        OPERATIONS_TABLE[operationId].gated
+      ) {
         gate.assertRoom();
       }
       return admitRequest(context.policy, caller);
@@ -337,6 +379,7 @@ export function createImagePipeline(
     modulateImage: job("modulateImage", (caller, input) => modulateImage(context, caller, input)),
     blurImage: job("blurImage", (caller, input) => blurImage(context, caller, input)),
     watermarkImage: job("watermarkImage", (caller, input) => watermarkImage(context, caller, input)),
+    transformImage: job("transformImage", (caller, input) => transformImage(context, caller, input)),
     removeImageBackground: job("removeImageBackground", (caller, input) =>
       removeImageBackground(context, deps.backgroundRemover, caller, input),
     ),
@@ -349,4 +392,10 @@ export function createImagePipeline(
       extractFormattedText(context, models, caller, input),
     ),
   };
+  return pipeline;
 }
+
+/** Every operation id of the table is a method of the pipeline (a compile-time check). */
+type _EveryOperationIsAMethod = {
+  [K in OperationId]: ImagePipeline[K] extends (...args: never[]) => unknown ? true : never;
+};

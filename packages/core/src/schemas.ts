@@ -176,6 +176,47 @@ export const IMAGINE_MODELS = ["sdxl", "flux"] as const;
 export const VISUALIZE_MODELS = ["uform-gen", "llava", "gemini"] as const;
 
 /** Body of `POST /v1/images/imagine`. */
+/** The operations a step of `POST /v1/images/{image_id}/transform` may run, with their schemas. */
+export const TRANSFORM_STEP_SCHEMAS = {
+  resize: resizeSchema,
+  crop: cropSchema,
+  rotate: rotateSchema,
+  mirror: mirrorSchema,
+  modulate: modulateSchema,
+  blur: blurSchema,
+  watermark: watermarkSchema,
+  convert: convertSchema,
+} as const;
+
+export type TransformStepOp = keyof typeof TRANSFORM_STEP_SCHEMAS;
+export const TRANSFORM_STEP_OPS = Object.keys(TRANSFORM_STEP_SCHEMAS) as TransformStepOp[];
+/** Most steps in one fused transform. */
+export const MAX_TRANSFORM_STEPS = 10;
+
+/**
+ * One step of a fused transform: `op` names the operation; the other fields are exactly those of
+ * the single operation (`name` aside: the result is named once, at the top level).
+ */
+export const transformStepSchema = z.discriminatedUnion("op", [
+  resizeSchema.safeExtend({ op: z.literal("resize") }),
+  cropSchema.safeExtend({ op: z.literal("crop") }),
+  rotateSchema.safeExtend({ op: z.literal("rotate") }),
+  mirrorSchema.safeExtend({ op: z.literal("mirror") }),
+  modulateSchema.safeExtend({ op: z.literal("modulate") }),
+  blurSchema.safeExtend({ op: z.literal("blur") }),
+  watermarkSchema.safeExtend({ op: z.literal("watermark") }),
+  convertSchema.safeExtend({ op: z.literal("convert") }),
+]);
+
+/** Body of `POST /v1/images/{image_id}/transform` (validated step by step by the core). */
+export const transformSchema = z.object({
+  steps: z
+    .array(transformStepSchema)
+    .min(1, `must be an array of 1 to ${MAX_TRANSFORM_STEPS} steps`)
+    .max(MAX_TRANSFORM_STEPS, `must be an array of 1 to ${MAX_TRANSFORM_STEPS} steps`),
+  ...optionalName,
+});
+
 export const imagineSchema = z.object({
   name: nameField,
   prompt: promptField,
@@ -214,6 +255,8 @@ export type CropInput = z.input<typeof cropSchema>;
 export type RotateInput = z.input<typeof rotateSchema>;
 export type ModulateInput = z.input<typeof modulateSchema>;
 export type BlurInput = z.input<typeof blurSchema>;
+export type TransformStepInput = z.input<typeof transformStepSchema>;
+export type TransformBodyInput = z.input<typeof transformSchema>;
 export type WatermarkInput = z.input<typeof watermarkSchema>;
 export type ImagineInput = z.input<typeof imagineSchema>;
 export type VisualizeInput = z.input<typeof visualizeSchema>;

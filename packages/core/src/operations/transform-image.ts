@@ -1,20 +1,28 @@
-import type { z } from "zod";
-import { ErrorCodes, type ValidationIssue, validationError } from "../errors.js";
+import { z } from "zod";
+import { ErrorCodes, isImagePipelineError, type ValidationIssue, validationError } from "../errors.js";
 import { formatHasAlpha, type Image, type ImageFormat, type ImageRecord } from "../image.js";
+import { DEFAULT_LIMITS, type Limits } from "../limits.js";
+import type { EncodedImage, ImageCodec } from "../ports/image-codec.js";
 import {
   blurSchema,
   convertSchema,
   cropSchema,
+  formatIssues,
   imagePathSchema,
+  MAX_TRANSFORM_STEPS,
   mirrorSchema,
   modulateSchema,
   parseAll,
   resizeSchema,
   rotateSchema,
+  TRANSFORM_STEP_OPS,
+  type TransformStepInput,
+  type TransformStepOp,
+  transformSchema,
   watermarkSchema,
 } from "../schemas.js";
 import { BLACK, parseColor, TRANSPARENT } from "../transforms/color.js";
-import { blurSteps, planOutputSize } from "../transforms/plan.js";
+import { blurSteps, planOutputSize, stepOutputSize } from "../transforms/plan.js";
 import type { OverlayLayer, TransformStep } from "../transforms/steps.js";
 import {
   assertCodecSupports,
@@ -23,6 +31,7 @@ import {
   loadImageBytes,
   loadOwnedImage,
   type PipelineContext,
+  processingTimeout,
   producedImageSteps,
   storeNewImage,
   withMemory,
@@ -39,107 +48,72 @@ export interface TransformInput {
   signal?: AbortSignal;
 }
 
-/** What a transform turns its validated body into. */
-interface TransformPlan {
+/** The image a step is built against: the source, or what the previous steps made of it. */
+interface Current {
+  width: number;
+  height: number;
+}
+
+/** What one operation's validated body turns into. */
+interface BuiltStep {
   steps: TransformStep[];
-  format: ImageFormat;
-  quality: number;
-  name: string | undefined;
+  /** `convert` only: the output format and quality. */
+  format?: ImageFormat;
+  quality?: number;
   /** Request field blamed when a step's output is too large. */
   sizeField: string;
 }
 
-type PlanBuilder<S extends z.ZodType> = (
-  body: z.output<S>,
-  source: ImageRecord,
-  context: PipelineContext,
-  caller: Caller,
-) => Promise<TransformPlan> | TransformPlan;
-
-/**
- * The one runner of every transform: validate path and body together (every failing field in one
- * 422), load the caller's source image, build the steps, check the planned output size before any
- * decode, run all steps in one decode/encode, and store the result as a new image.
- */
-async function runTransform<S extends z.ZodType>(
-  context: PipelineContext,
-  caller: Caller,
-  input: TransformInput,
-  schema: S,
-  build: PlanBuilder<S>,
-): Promise<Image> {
-  const [{ image_id }, body] = parseAll([
-    [imagePathSchema, { image_id: input.imageId }],
-    [schema, input.body === undefined ? {} : input.body],
-  ] as const);
-  const source = await loadOwnedImage(context, caller, image_id);
-  const plan = await build(body, source, context, caller);
-  // Only a derived dimension (resize with one side given) or a rotation can exceed the limit:
-  // request fields are bounded by the schemas, so the plan names the field the caller sent.
-  const finalSize = planOutputSize(plan.steps, source, context.limits.maxOutputSide, () => plan.sizeField);
-  const steps = [...plan.steps, ...producedImageSteps(context, caller, finalSize)];
-  assertCodecSupports(context, steps, plan.format);
-  const encoded = await withMemory(
-    context,
-    { input: source, steps, field: plan.sizeField, signal: input.signal },
-    async () => {
-      const bytes = await loadImageBytes(context, source);
-      try {
-        return await context.codec.transform({
-          input: bytes,
-          steps,
-          output: { format: plan.format, quality: plan.quality, flattenBackground: BLACK },
-          limits: { maxInputPixels: context.limits.maxInputPixels, timeoutMs: context.limits.maxJobMs },
-        });
-      } catch (error) {
-        throw internalCodecError(error, source.format);
-      }
-    },
-  );
-  return storeNewImage(context, caller, encoded, plan.name ?? source.name);
+/** Everything a builder may need besides its body. */
+interface BuildContext {
+  context: PipelineContext;
+  caller: Caller;
+  /** The format the result is encoded to (backgrounds are opaque for jpeg). */
+  output: ImageFormat;
 }
 
-const sameFormat = (source: ImageRecord, context: PipelineContext) => ({
-  format: source.format,
-  quality: context.encodeQuality,
+type StepBuilder<S extends z.ZodType> = (
+  body: z.output<S>,
+  current: Current,
+  build: BuildContext,
+) => Promise<BuiltStep> | BuiltStep;
+
+interface OperationEntry<S extends z.ZodType> {
+  schema: S;
+  build: StepBuilder<S>;
+}
+
+const entry = <S extends z.ZodType>(schema: S, build: StepBuilder<S>): OperationEntry<S> => ({
+  schema,
+  build,
 });
 
-/** `POST /v1/images/{image_id}/mirror`. */
-export function mirrorImage(context: PipelineContext, caller: Caller, input: TransformInput): Promise<Image> {
-  return runTransform(context, caller, input, mirrorSchema, (body, source) => ({
+/**
+ * The transform operations, one entry each: the schema of its body and how the validated body
+ * becomes codec steps on the current image. The single operations (`POST .../resize`) and the steps
+ * of a fused transform (`POST .../transform`) are built by the same entries, so they share fields,
+ * bounds, defaults and messages.
+ */
+const OPERATIONS = {
+  mirror: entry(mirrorSchema, (body) => ({
     steps: [{ type: "mirror", mode: body.mode }],
-    ...sameFormat(source, context),
-    name: body.name,
     sizeField: "mode",
-  }));
-}
-
-/** `POST /v1/images/{image_id}/convert`: re-encodes to `format` (`jpg` is `jpeg`) at `quality`. */
-export function convertImage(
-  context: PipelineContext,
-  caller: Caller,
-  input: TransformInput,
-): Promise<Image> {
-  return runTransform(context, caller, input, convertSchema, (body) => ({
+  })),
+  convert: entry(convertSchema, (body) => ({
     steps: [],
     format: body.format,
     quality: body.quality,
-    name: body.name,
     sizeField: "format",
-  }));
-}
-
-/**
- * `POST /v1/images/{image_id}/resize`. With one dimension the other follows the aspect ratio
- * (and `fit` is irrelevant). The letterbox defaults to transparent on png/webp and black on jpeg;
- * `transparent` on jpeg becomes black.
- */
-export function resizeImage(context: PipelineContext, caller: Caller, input: TransformInput): Promise<Image> {
-  return runTransform(context, caller, input, resizeSchema, (body, source) => {
-    const width = body.width ?? Math.max(1, Math.round((source.width * body.height!) / source.height));
-    const height = body.height ?? Math.max(1, Math.round((source.height * body.width!) / source.width));
+  })),
+  /**
+   * With one dimension the other follows the aspect ratio (and `fit` is irrelevant). The letterbox
+   * defaults to transparent on png/webp and black on jpeg; `transparent` on jpeg becomes black.
+   */
+  resize: entry(resizeSchema, (body, current, { output }) => {
+    const width = body.width ?? Math.max(1, Math.round((current.width * body.height!) / current.height));
+    const height = body.height ?? Math.max(1, Math.round((current.height * body.width!) / current.width));
     const requested = body.letterbox_color === undefined ? null : parseColor(body.letterbox_color);
-    const background = formatHasAlpha(source.format)
+    const background = formatHasAlpha(output)
       ? (requested ?? TRANSPARENT)
       : { ...(requested ?? BLACK), alpha: 1 };
     const bothGiven = body.width !== undefined && body.height !== undefined;
@@ -154,62 +128,43 @@ export function resizeImage(context: PipelineContext, caller: Caller, input: Tra
           background,
         },
       ],
-      ...sameFormat(source, context),
-      name: body.name,
       sizeField: body.width === undefined ? "height" : "width",
     };
-  });
-}
-
-/** `POST /v1/images/{image_id}/crop`: `x2`/`y2` exclusive; the box must lie inside the image. */
-export function cropImage(context: PipelineContext, caller: Caller, input: TransformInput): Promise<Image> {
-  return runTransform(context, caller, input, cropSchema, (body, source) => {
+  }),
+  /** `x2`/`y2` exclusive; the box must lie inside the (current) image. */
+  crop: entry(cropSchema, (body, current) => {
     const issues: ValidationIssue[] = [];
     if (body.x2 <= body.x1) issues.push({ path: "x2", message: `must be greater than x1 (${body.x1})` });
     if (body.y2 <= body.y1) issues.push({ path: "y2", message: `must be greater than y1 (${body.y1})` });
-    if (body.x2 > source.width)
-      issues.push({ path: "x2", message: `must be at most the image width (${source.width})` });
-    if (body.y2 > source.height) {
-      issues.push({ path: "y2", message: `must be at most the image height (${source.height})` });
+    if (body.x2 > current.width)
+      issues.push({ path: "x2", message: `must be at most the image width (${current.width})` });
+    if (body.y2 > current.height) {
+      issues.push({ path: "y2", message: `must be at most the image height (${current.height})` });
     }
     if (issues.length > 0) throw validationError(issues);
     return {
       steps: [
         { type: "crop", left: body.x1, top: body.y1, width: body.x2 - body.x1, height: body.y2 - body.y1 },
       ],
-      ...sameFormat(source, context),
-      name: body.name,
       sizeField: "x2",
     };
-  });
-}
-
-/** `POST /v1/images/{image_id}/rotate`: clockwise; the canvas grows; corners get `background_color`. */
-export function rotateImage(context: PipelineContext, caller: Caller, input: TransformInput): Promise<Image> {
-  return runTransform(context, caller, input, rotateSchema, (body, source) => {
+  }),
+  /** Clockwise; the canvas grows; corners get `background_color`. */
+  rotate: entry(rotateSchema, (body, _current, { output }) => {
     // Reduce in the caller's unit first: converting a huge radian angle (1e306) to degrees would
     // overflow to Infinity and turn the angle into NaN.
     const degrees =
       body.unit === "radians" ? ((body.angle % (2 * Math.PI)) * 180) / Math.PI : body.angle % 360;
     const angle = ((degrees % 360) + 360) % 360;
     const requested = body.background_color === undefined ? BLACK : parseColor(body.background_color)!;
-    const background = formatHasAlpha(source.format) ? requested : { ...requested, alpha: 1 };
+    const background = formatHasAlpha(output) ? requested : { ...requested, alpha: 1 };
     return {
       steps: [{ type: "rotate", angle: Math.round(angle * 1e6) / 1e6, background }],
-      ...sameFormat(source, context),
-      name: body.name,
       sizeField: "angle",
     };
-  });
-}
-
-/** `POST /v1/images/{image_id}/modulate` (contract P3 semantics, see `ModulateStep`). */
-export function modulateImage(
-  context: PipelineContext,
-  caller: Caller,
-  input: TransformInput,
-): Promise<Image> {
-  return runTransform(context, caller, input, modulateSchema, (body, source) => ({
+  }),
+  /** Contract P3 semantics, see `ModulateStep`. */
+  modulate: entry(modulateSchema, (body) => ({
     steps: [
       {
         type: "modulate",
@@ -221,48 +176,30 @@ export function modulateImage(
         hue: body.hue ?? 0,
       },
     ],
-    ...sameFormat(source, context),
-    name: body.name,
     sizeField: "body",
-  }));
-}
-
-/** `POST /v1/images/{image_id}/blur`: Gaussian, `sigma` 1..1000, default 20. */
-export function blurImage(context: PipelineContext, caller: Caller, input: TransformInput): Promise<Image> {
-  return runTransform(context, caller, input, blurSchema, (body, source) => ({
-    // A large sigma runs on a reduced copy at the same visual result (see blurSteps).
-    steps: blurSteps(body.sigma, source),
-    ...sameFormat(source, context),
-    name: body.name,
-    sizeField: "sigma",
-  }));
-}
-
-/**
- * `POST /v1/images/{image_id}/watermark`: draws other images of the caller over the base, in array
- * order (contract P4). Offsets may be negative (overlays are clipped); with one of width/height the
- * overlay keeps its aspect ratio. An unknown overlay id is a 404 naming that id.
- */
-export function watermarkImage(
-  context: PipelineContext,
-  caller: Caller,
-  input: TransformInput,
-): Promise<Image> {
-  return runTransform(context, caller, input, watermarkSchema, async (body, source) => {
+  })),
+  /** Gaussian, `sigma` 1..1000; a large sigma runs on a reduced copy (see `blurSteps`). */
+  blur: entry(blurSchema, (body, current) => ({ steps: blurSteps(body.sigma, current), sizeField: "sigma" })),
+  /**
+   * Draws other images of the caller over the current image, in array order (contract P4). Offsets
+   * may be negative (overlays are clipped); with one of width/height the overlay keeps its aspect
+   * ratio. An unknown overlay id is a 404 naming that id.
+   */
+  watermark: entry(watermarkSchema, async (body, _current, { context, caller }) => {
     const layers: OverlayLayer[] = [];
     const issues: ValidationIssue[] = [];
-    for (const [index, entry] of body.watermarks.entries()) {
-      const overlay = await loadOwnedImage(context, caller, entry.id);
+    for (const [index, mark] of body.watermarks.entries()) {
+      const overlay = await loadOwnedImage(context, caller, mark.id);
       const width =
-        entry.width ??
-        (entry.height === undefined
+        mark.width ??
+        (mark.height === undefined
           ? overlay.width
-          : Math.max(1, Math.round((overlay.width * entry.height) / overlay.height)));
+          : Math.max(1, Math.round((overlay.width * mark.height) / overlay.height)));
       const height =
-        entry.height ??
-        (entry.width === undefined
+        mark.height ??
+        (mark.width === undefined
           ? overlay.height
-          : Math.max(1, Math.round((overlay.height * entry.width) / overlay.width)));
+          : Math.max(1, Math.round((overlay.height * mark.width) / overlay.width)));
       if (width > context.limits.maxOutputSide || height > context.limits.maxOutputSide) {
         issues.push({
           path: `watermarks.${index}`,
@@ -272,20 +209,325 @@ export function watermarkImage(
       }
       layers.push({
         input: await loadImageBytes(context, overlay),
-        left: Math.round(entry.left),
-        top: Math.round(entry.top),
+        left: Math.round(mark.left),
+        top: Math.round(mark.top),
         width,
         height,
-        repeat: entry.repetition_mode,
+        repeat: mark.repetition_mode,
         opacity: 1,
       });
     }
     if (issues.length > 0) throw validationError(issues, ErrorCodes.OUTPUT_TOO_LARGE);
-    return {
-      steps: [{ type: "overlay", layers }],
-      ...sameFormat(source, context),
-      name: body.name,
-      sizeField: "watermarks",
-    };
-  });
+    return { steps: [{ type: "overlay", layers }], sizeField: "watermarks" };
+  }),
+} as const;
+
+/** A plan ready for the codec: steps in order, the output and the field blamed per step. */
+interface Plan {
+  steps: TransformStep[];
+  fields: string[];
+  format: ImageFormat;
+  quality: number;
 }
+
+/**
+ * Runs a plan on a stored source and stores the result: checks the planned output size before
+ * any decode, appends the test mark (once), reserves the job's memory, runs every step in one
+ * decode/encode, and stores one new image.
+ */
+async function runPlan(
+  context: PipelineContext,
+  caller: Caller,
+  source: ImageRecord,
+  plan: Plan,
+  name: string | undefined,
+  signal: AbortSignal | undefined,
+): Promise<Image> {
+  // Only a derived dimension (resize with one side given) or a rotation can exceed the limit:
+  // request fields are bounded by the schemas, so the plan names the field the caller sent.
+  const finalSize = planOutputSize(plan.steps, source, context.limits.maxOutputSide, (step) => {
+    return plan.fields[plan.steps.indexOf(step)] ?? "body";
+  });
+  const steps = [...plan.steps, ...producedImageSteps(context, caller, finalSize)];
+  assertCodecSupports(context, steps, plan.format);
+  const largest = plan.fields[0] ?? "body";
+  const encoded = await withMemory(context, { input: source, steps, field: largest, signal }, async () => {
+    const bytes = await loadImageBytes(context, source);
+    try {
+      return await context.codec.transform({
+        input: bytes,
+        steps,
+        output: { format: plan.format, quality: plan.quality, flattenBackground: BLACK },
+        limits: { maxInputPixels: context.limits.maxInputPixels, timeoutMs: context.limits.maxJobMs },
+      });
+    } catch (error) {
+      throw internalCodecError(error, source.format);
+    }
+  });
+  return storeNewImage(context, caller, encoded, name ?? source.name);
+}
+
+/**
+ * One transform operation (`POST /v1/images/{image_id}/<op>`): validates path and body together
+ * (every failing field in one 422), loads the caller's source image, builds its steps and runs
+ * them in one decode/encode.
+ */
+async function runOperation(
+  context: PipelineContext,
+  caller: Caller,
+  input: TransformInput,
+  op: TransformStepOp,
+): Promise<Image> {
+  const operation = OPERATIONS[op] as OperationEntry<z.ZodType>;
+  const [{ image_id }, body] = parseAll([
+    [imagePathSchema, { image_id: input.imageId }],
+    [operation.schema, input.body === undefined ? {} : input.body],
+  ] as const);
+  const source = await loadOwnedImage(context, caller, image_id);
+  const output = op === "convert" ? (body as { format: ImageFormat }).format : source.format;
+  const built = await operation.build(body, source, { context, caller, output });
+  return runPlan(
+    context,
+    caller,
+    source,
+    {
+      steps: built.steps,
+      fields: built.steps.map(() => built.sizeField),
+      format: built.format ?? source.format,
+      quality: built.quality ?? context.encodeQuality,
+    },
+    (body as { name?: string }).name,
+    input.signal,
+  );
+}
+
+/** The validated steps of a fused transform, each with its operation's output type. */
+type ParsedStep = {
+  [K in TransformStepOp]: { op: K; index: number; body: z.output<(typeof OPERATIONS)[K]["schema"]> };
+}[TransformStepOp];
+
+/**
+ * Validates a fused transform's body step by step, so every error names its step: `steps.1.op`,
+ * `steps.0.width`. `name` is given once, at the top level, not per step.
+ */
+function parseTransformBody(body: unknown): { name: string | undefined; steps: ParsedStep[] } {
+  const issues: ValidationIssue[] = [];
+  const value = (body === undefined ? {} : body) as Record<string, unknown>;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw validationError([{ path: "body", message: "must be a JSON object" }]);
+  }
+  let name: string | undefined;
+  const named = z.object({ name: transformSchema.shape.name }).safeParse({ name: value.name });
+  if (named.success) name = named.data.name;
+  else issues.push(...formatIssues(named.error.issues));
+  const steps: ParsedStep[] = [];
+  const raw = value.steps;
+  if (!Array.isArray(raw) || raw.length < 1 || raw.length > MAX_TRANSFORM_STEPS) {
+    issues.push({
+      path: "steps",
+      message: raw === undefined ? "is required" : `must be an array of 1 to ${MAX_TRANSFORM_STEPS} steps`,
+    });
+    throw validationError(issues);
+  }
+  for (const [index, step] of raw.entries()) {
+    const at = (path: string) => `steps.${index}.${path}`;
+    if (typeof step !== "object" || step === null || Array.isArray(step)) {
+      issues.push({ path: `steps.${index}`, message: "must be an object with an op" });
+      continue;
+    }
+    const { op, ...fields } = step as Record<string, unknown>;
+    if (typeof op !== "string" || !TRANSFORM_STEP_OPS.includes(op as TransformStepOp)) {
+      issues.push({
+        path: at("op"),
+        message: op === undefined ? "is required" : `must be one of: ${TRANSFORM_STEP_OPS.join(", ")}`,
+      });
+      continue;
+    }
+    if (fields.name !== undefined) {
+      issues.push({
+        path: at("name"),
+        message: "is not allowed in a step; name the result at the top level",
+      });
+      continue;
+    }
+    const parsed = OPERATIONS[op as TransformStepOp].schema.safeParse(fields);
+    if (!parsed.success) {
+      issues.push(...formatIssues(parsed.error.issues).map((issue) => ({ ...issue, path: at(issue.path) })));
+      continue;
+    }
+    steps.push({ op, index, body: parsed.data } as ParsedStep);
+  }
+  if (issues.length > 0) throw validationError(issues);
+  return { name, steps };
+}
+
+/** Builds every step of a fused transform against the image the previous steps produce. */
+async function buildSteps(
+  parsed: readonly ParsedStep[],
+  start: Current,
+  build: Omit<BuildContext, "output">,
+  sourceFormat: ImageFormat,
+): Promise<Plan> {
+  // The output is known before any step is built: the last convert's format, else the source's.
+  let format = sourceFormat;
+  let quality = build.context.encodeQuality;
+  for (const step of parsed) {
+    if (step.op === "convert") {
+      format = step.body.format;
+      quality = step.body.quality;
+    }
+  }
+  const steps: TransformStep[] = [];
+  const fields: string[] = [];
+  let current: Current = { width: start.width, height: start.height };
+  for (const step of parsed) {
+    const operation = OPERATIONS[step.op] as OperationEntry<z.ZodType>;
+    let built: BuiltStep;
+    try {
+      built = await operation.build(step.body, current, { ...build, output: format });
+    } catch (error) {
+      throw prefixIssues(error, step.index);
+    }
+    for (const produced of built.steps) {
+      steps.push(produced);
+      fields.push(`steps.${step.index}.${built.sizeField}`);
+      current = stepOutputSize(produced, current);
+    }
+  }
+  return { steps, fields, format, quality };
+}
+
+/** A step's validation error with its paths under `steps.<index>.`. */
+function prefixIssues(error: unknown, index: number): unknown {
+  if (!isImagePipelineError(error) || error.issues.length === 0) return error;
+  return validationError(
+    error.issues.map((issue) => ({ ...issue, path: `steps.${index}.${issue.path}` })),
+    error.code,
+  );
+}
+
+/** Input of {@link transformImage}: the source id (path) and the `{name?, steps}` body. */
+export type FusedTransformInput = TransformInput;
+
+/**
+ * `POST /v1/images/{image_id}/transform`: up to 10 steps (resize, crop, rotate, mirror, modulate,
+ * blur, watermark, convert; the fields and bounds of the single operations) in one decode and one
+ * encode, stored as one new image, billed as one, with the test mark applied once. Every error
+ * names its step (`steps.1.op ...`).
+ */
+export async function transformImage(
+  context: PipelineContext,
+  caller: Caller,
+  input: FusedTransformInput,
+): Promise<Image> {
+  const [{ image_id }] = parseAll([[imagePathSchema, { image_id: input.imageId }]] as const);
+  const parsed = parseTransformBody(input.body);
+  const source = await loadOwnedImage(context, caller, image_id);
+  const plan = await buildSteps(parsed.steps, source, { context, caller }, source.format);
+  return runPlan(context, caller, source, plan, parsed.name, input.signal);
+}
+
+/** Options of {@link processImage}. */
+export interface ProcessImageOptions {
+  codec: ImageCodec;
+  /** Safety limits. @default the pipeline's defaults */
+  limits?: Partial<Limits>;
+  /** Quality of jpeg/webp output when no `convert` step sets one. @default 90 */
+  quality?: number;
+}
+
+/**
+ * Bytes in, bytes out, no storage: validates `steps` as `POST .../transform` does (same fields,
+ * bounds and messages; `watermark` needs stored overlays and is refused here), checks the input
+ * against the limits from its header, and runs every step in one decode and one encode.
+ *
+ * @example
+ * ```ts
+ * const { data, width, height } = await processImage(bytes, [
+ *   { op: "resize", width: 800 },
+ *   { op: "convert", format: "webp", quality: 80 },
+ * ], { codec: createSharpCodec() });
+ * ```
+ */
+export async function processImage(
+  bytes: Uint8Array,
+  steps: readonly TransformStepInput[],
+  options: ProcessImageOptions,
+): Promise<EncodedImage> {
+  const limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const parsed = parseTransformBody({ steps });
+  const watermark = parsed.steps.find((step) => step.op === "watermark");
+  if (watermark !== undefined) {
+    throw validationError([
+      {
+        path: `steps.${watermark.index}.op`,
+        message: "watermark needs stored images: use pipeline.transform",
+      },
+    ]);
+  }
+  const header = await options.codec.probe(bytes).catch(() => null);
+  if (header === null) {
+    throw validationError(
+      [{ path: "image", message: "must be a valid jpeg, png or webp image" }],
+      ErrorCodes.INVALID_IMAGE,
+    );
+  }
+  if (header.width * header.height > limits.maxInputPixels) {
+    throw validationError(
+      [{ path: "image", message: `must be at most ${limits.maxInputPixels / 1e6} megapixels` }],
+      ErrorCodes.IMAGE_TOO_LARGE,
+    );
+  }
+  const plan = await buildSteps(
+    parsed.steps,
+    header,
+    { context: { encodeQuality: options.quality ?? 90 } as PipelineContext, caller: LIBRARY_CALLER },
+    header.format,
+  );
+  planOutputSize(
+    plan.steps,
+    header,
+    limits.maxOutputSide,
+    (step) => plan.fields[plan.steps.indexOf(step)] ?? "steps",
+  );
+  try {
+    return await options.codec.transform({
+      input: bytes,
+      steps: plan.steps,
+      output: { format: plan.format, quality: plan.quality, flattenBackground: BLACK },
+      limits: { maxInputPixels: limits.maxInputPixels, timeoutMs: limits.maxJobMs },
+    });
+  } catch (error) {
+    if (isImagePipelineError(error) && error.code === ErrorCodes.PROCESSING_TIMEOUT)
+      throw processingTimeout(error);
+    throw error;
+  }
+}
+
+/** The caller of storage-free processing (no account: nothing is stored or billed). */
+const LIBRARY_CALLER: Caller = { accountId: "library", keyKind: "live", keyId: "library" };
+
+/** `POST /v1/images/{image_id}/mirror`. */
+export const mirrorImage = (context: PipelineContext, caller: Caller, input: TransformInput) =>
+  runOperation(context, caller, input, "mirror");
+/** `POST /v1/images/{image_id}/convert`: re-encodes to `format` (`jpg` is `jpeg`) at `quality`. */
+export const convertImage = (context: PipelineContext, caller: Caller, input: TransformInput) =>
+  runOperation(context, caller, input, "convert");
+/** `POST /v1/images/{image_id}/resize`. */
+export const resizeImage = (context: PipelineContext, caller: Caller, input: TransformInput) =>
+  runOperation(context, caller, input, "resize");
+/** `POST /v1/images/{image_id}/crop`. */
+export const cropImage = (context: PipelineContext, caller: Caller, input: TransformInput) =>
+  runOperation(context, caller, input, "crop");
+/** `POST /v1/images/{image_id}/rotate`. */
+export const rotateImage = (context: PipelineContext, caller: Caller, input: TransformInput) =>
+  runOperation(context, caller, input, "rotate");
+/** `POST /v1/images/{image_id}/modulate`. */
+export const modulateImage = (context: PipelineContext, caller: Caller, input: TransformInput) =>
+  runOperation(context, caller, input, "modulate");
+/** `POST /v1/images/{image_id}/blur`. */
+export const blurImage = (context: PipelineContext, caller: Caller, input: TransformInput) =>
+  runOperation(context, caller, input, "blur");
+/** `POST /v1/images/{image_id}/watermark`. */
+export const watermarkImage = (context: PipelineContext, caller: Caller, input: TransformInput) =>
+  runOperation(context, caller, input, "watermark");

@@ -1,28 +1,15 @@
 import type { KeyKind } from "../image.js";
+import { OPERATIONS_TABLE } from "../operations/table.js";
 
 /**
  * Operations whose success counts toward usage, and how many processed images each counts
- * (contract section 3 and P8: every 201 counts one, remove-background two).
+ * (contract section 3 and P8), from the operations table.
  */
-export const BILLING_UNITS: Readonly<Record<string, number>> = {
-  uploadImage: 1,
-  createImageFromUrl: 1,
-  imagineImage: 1,
-  publishImage: 1,
-  unpublishImage: 1,
-  mirrorImage: 1,
-  convertImage: 1,
-  resizeImage: 1,
-  cropImage: 1,
-  rotateImage: 1,
-  modulateImage: 1,
-  blurImage: 1,
-  removeImageBackground: 2,
-  watermarkImage: 1,
-  visualizeImage: 1,
-  classifyImage: 1,
-  extractFormattedText: 1,
-};
+export const BILLING_UNITS: Readonly<Record<string, number>> = Object.fromEntries(
+  Object.entries(OPERATIONS_TABLE)
+    .filter(([, row]) => row.billing > 0)
+    .map(([id, row]) => [id, row.billing]),
+);
 
 /**
  * Processed images billed for one successful call: the operation's units for live keys, 0 for test

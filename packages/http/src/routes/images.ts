@@ -12,10 +12,12 @@ import {
   MIME_TYPES,
   mirrorSchema,
   modulateSchema,
+  type OperationId,
   removeBackgroundSchema,
   resizeSchema,
   rotateSchema,
   type TransformInput,
+  transformSchema,
   visualizeSchema,
   watermarkSchema,
 } from "@pixport/core";
@@ -46,13 +48,13 @@ function upload(context: RouteContext): Promise<RouteResult> {
 
 /** Pipeline operations on one existing image that take `{ imageId, body }` (transforms and model calls). */
 type ImageOperation = {
-  [K in keyof ImagePipeline]: ImagePipeline[K] extends (
-    caller: never,
-    input: TransformInput,
-  ) => Promise<unknown>
+  [K in OperationId]: ImagePipeline[K] extends (caller: never, input: TransformInput) => Promise<unknown>
     ? K
     : never;
-}[keyof ImagePipeline];
+}[OperationId];
+
+/** A route of pixport's own table: its id must be an operation of the core's table. */
+type OwnRoute = Route & { operationId: OperationId };
 
 /**
  * `POST /v1/images/{image_id}/<path>` with a JSON body, answering 201: every transform (the answer is
@@ -64,7 +66,7 @@ function imageRoute(
   summary: string,
   bodySchema: Route["bodySchema"],
   responseSchema: Route["responseSchema"] = imageSchema,
-): Route {
+): OwnRoute {
   return {
     operationId,
     method: "POST",
@@ -264,6 +266,12 @@ export const imageRoutes: readonly Route[] = [
   imageRoute("mirrorImage", "mirror", "Mirror an image horizontally, vertically or both.", mirrorSchema),
   imageRoute("convertImage", "convert", "Convert an image to jpeg, png or webp.", convertSchema),
   imageRoute("resizeImage", "resize", "Resize an image (fill, contain, cover).", resizeSchema),
+  imageRoute(
+    "transformImage",
+    "transform",
+    "Run up to 10 steps (resize, crop, rotate, mirror, modulate, blur, watermark, convert) in one decode and one encode; one new image, billed once.",
+    transformSchema,
+  ),
   imageRoute("cropImage", "crop", "Crop an image to a box.", cropSchema),
   imageRoute("rotateImage", "rotate", "Rotate an image clockwise.", rotateSchema),
   imageRoute(
@@ -301,4 +309,4 @@ export const imageRoutes: readonly Route[] = [
     extractFormattedTextSchema,
     extractedTextSchema,
   ),
-];
+] satisfies readonly OwnRoute[];

@@ -1,4 +1,4 @@
-import type { Caller, ImagePipeline } from "@pixport/core";
+import type { Caller, ImagePipeline, OperationId } from "@pixport/core";
 import type { z } from "zod";
 import type { HttpRequest } from "../types.js";
 
@@ -39,7 +39,11 @@ export interface RouteContext {
  * `operationId` is the core operation's name (also used for billing).
  */
 export interface Route {
-  operationId: string;
+  /**
+   * The core operation (`OperationId`; pixport's own routes are checked against the operations
+   * table at compile time) or the id of a route of your own.
+   */
+  operationId: OperationId | "getOpenApiDocument" | (string & {});
   method: "GET" | "POST" | "DELETE";
   /** OpenAPI-style path template, e.g. `/v1/images/{image_id}/resize`. */
   path: string;
