@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { call, newKey, photo, solid, upload, uploadForm, useServer } from "./harness.js";
 
 /*
- * Bad uploads and bad requests from shared/attack-catalogue.md (sections A and C), sent over a real
+ * Bad uploads and bad requests (broken, hostile and oversized images; malformed requests), sent over a real
  * socket to the prebuilt server. The contract decides every status: bad image input is a 422 on
  * `image`, unparseable requests are 400. After each attack nothing may be stored and the server must
  * keep serving.

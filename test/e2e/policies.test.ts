@@ -48,7 +48,13 @@ describe("policies across two prebuilt-server processes sharing one Redis", () =
       throw new Error(`${CLI} is missing: run \`pnpm build\` first (the test script does).`);
     redis = await startRedisServer();
     dataDir = await tempDataDir();
-    environment = { PIXPORT_REDIS_URL: redis.url };
+    environment = {
+      PIXPORT_REDIS_URL: redis.url,
+      // The quota tests send 50 uploads of one account at once: lift the per-account upload slots
+      // (fair uploads are tested in fair-uploads.test.ts) so every one reaches the quota check.
+      PIXPORT_MAX_CONCURRENT_UPLOADS_PER_ACCOUNT: "64",
+      PIXPORT_MAX_CONCURRENT_UPLOADS: "64",
+    };
     nodes = await Promise.all([serve(dataDir, environment), serve(dataDir, environment)]);
   }, 60_000);
 

@@ -105,3 +105,59 @@ describe("error catalog", () => {
     }
   });
 });
+
+describe("docs/contract.md", () => {
+  const contract = readFileSync(path.join(root, "docs/contract.md"), "utf8");
+  const sections = new Set(
+    [...contract.matchAll(/^#{2,3} (\d+(?:\.\d+)?)\.? /gm)].map((match) => match[1]!.replace(/\.$/, "")),
+  );
+  const decisions = new Set([...contract.matchAll(/^\| (P\d+) \|/gm)].map((match) => match[1]!));
+
+  function textFiles(dir: string): string[] {
+    return readdirSync(path.join(root, dir), { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile() && /\.(ts|mjs|md)$/.test(entry.name))
+      .map((entry) => path.join(entry.parentPath, entry.name))
+      .filter(
+        (file) =>
+          !file.includes(`${path.sep}node_modules${path.sep}`) &&
+          !file.includes(`${path.sep}dist${path.sep}`),
+      );
+  }
+
+  it("has every section 1 to 9 and every decision P1 to P25", () => {
+    for (const section of ["1", "1.1", "1.6", "2.4", "3", "4", "5.1", "5.21", "6", "7", "8", "9"]) {
+      expect(sections, section).toContain(section);
+    }
+    expect([...decisions].sort()).toEqual(Array.from({ length: 25 }, (_, index) => `P${index + 1}`).sort());
+  });
+
+  it("resolves every contract reference in the code and the docs", () => {
+    const files = [
+      ...["packages", "adapters", "test", "examples", "docs"].flatMap(textFiles),
+      path.join(root, "README.md"),
+    ].filter((file) => !file.endsWith(`${path.sep}contract.md`));
+    const unresolved: string[] = [];
+    let checked = 0;
+    for (const file of files) {
+      const text = readFileSync(file, "utf8");
+      for (const match of text.matchAll(/\bP(\d+)\b/g)) {
+        checked += 1;
+        if (!decisions.has(`P${match[1]}`)) unresolved.push(`${path.relative(root, file)}: P${match[1]}`);
+      }
+      for (const match of text.matchAll(/(?:contract(?: section)?|§)\s*(\d+(?:\.\d+)?)\b/g)) {
+        checked += 1;
+        if (!sections.has(match[1]!)) unresolved.push(`${path.relative(root, file)}: section ${match[1]}`);
+      }
+    }
+    expect(checked).toBeGreaterThan(20);
+    expect(unresolved).toEqual([]);
+  });
+
+  it("is what the code cites: no reference to files outside the repository", () => {
+    const files = ["packages", "adapters", "test", "examples", "docs", "bench"].flatMap(textFiles);
+    const outside = files.filter((file) =>
+      /shared\/api-contract|api-contract\.md|shared\/attack-catalogue/.test(readFileSync(file, "utf8")),
+    );
+    expect(outside.map((file) => path.relative(root, file))).toEqual([]);
+  });
+});
