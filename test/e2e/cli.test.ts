@@ -13,6 +13,7 @@ interface Started {
   child: ChildProcess;
   url: string;
   firstKey: string | undefined;
+  liveKey: string | undefined;
   output: () => string;
 }
 
@@ -50,7 +51,8 @@ async function serve(dataDir: string): Promise<Started> {
   });
   await new Promise((resolve) => setTimeout(resolve, 50));
   const firstKey = /^\s+(test_[A-Za-z0-9]{32})$/m.exec(output)?.[1];
-  return { child, url, firstKey, output: () => output };
+  const liveKey = /^\s+(live_[A-Za-z0-9]{32})$/m.exec(output)?.[1];
+  return { child, url, firstKey, liveKey, output: () => output };
 }
 
 function exitCode(child: ChildProcess): Promise<number | null> {
@@ -71,9 +73,26 @@ describe("the prebuilt `pixport` CLI", () => {
     await removeDir(dataDir);
   });
 
-  it("prints one test key on first start, keeps everything across a restart, and drains on SIGTERM", async () => {
+  it("prints a live and a test key on first start, keeps everything across a restart, and drains on SIGTERM", async () => {
     const first = await serve(dataDir);
     expect(first.firstKey).toMatch(/^test_/);
+    expect(first.liveKey).toMatch(/^live_/);
+    // The keys come last, after the listening line.
+    expect(first.output().trimEnd().split("\n").at(-1)).toContain(first.firstKey!);
+    // The live key's account has no monthly cap: the operator owns the server.
+    const shown = await run(process.execPath, [
+      CLI,
+      "accounts",
+      "show",
+      "--account",
+      "default",
+      "--data-dir",
+      dataDir,
+    ]);
+    expect(shown.stdout).toContain("upgraded");
+    const live = await call(first.url, "GET", "/v1/images", { key: first.liveKey! });
+    expect(live.status).toBe(200);
+    expect(live.headers.get("x-ratelimit-limit")).toBe("100");
     const key = first.firstKey!;
     const image = await upload(first.url, key, await halves(64, 32, [255, 0, 0], [0, 0, 255]), "persist");
     const derived = (
@@ -95,6 +114,7 @@ describe("the prebuilt `pixport` CLI", () => {
     const second = await serve(dataDir);
     try {
       expect(second.firstKey).toBeUndefined();
+      expect(second.liveKey).toBeUndefined();
       const listedAfter = (await call(second.url, "GET", "/v1/images", { key })).json;
       expect(listedAfter.data.map((item: { id: string }) => item.id)).toContain(finished.json.id);
       for (const item of listedBefore.data)

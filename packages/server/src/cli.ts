@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import { isImagePipelineError, quotaPeriod } from "@pixport/core";
 import { createConsoleLogger, startPixportServer } from "./app.js";
 import { loadServerConfig } from "./config.js";
-import { createApiKey, ensureInitialKey } from "./keys.js";
+import { createApiKey, ensureInitialKeys } from "./keys.js";
 import { createPixportRuntime, type PixportRuntime } from "./runtime.js";
 
 const HELP = `pixport: the IMG Processing API on sharp and the local filesystem
@@ -57,11 +57,21 @@ async function main(argv: string[]): Promise<number> {
 
   if (command === "serve") {
     const running = await startPixportServer(config);
-    const initial = await ensureInitialKey(running.keys);
+    const initial = await ensureInitialKeys(running.keys, running.accounts);
     console.log(`pixport listening on ${running.url} (data: ${running.config.dataDir})`);
     if (initial !== null) {
+      // The banner comes last, so the keys are the last thing on the screen.
       console.log(
-        `Created the first API key (test, account "default"). It is shown only once:\n  ${initial.key}`,
+        [
+          "",
+          'First start: two API keys for the account "default". They are shown only once',
+          "(`pixport keys create` makes more):",
+          "  live key: no monthly cap (you own this server), 100 requests a minute; use this one",
+          `    ${initial.live.key}`,
+          "  test key: 10 requests a minute, images carry a TEST mark and are kept 90 days",
+          `    ${initial.test.key}`,
+          "",
+        ].join("\n"),
       );
     }
     const stop = (signal: string) => {

@@ -12,5 +12,5 @@ export {
   type ServerConfigInput,
   serverConfigSchema,
 } from "./config.js";
-export { type CreatedKey, createApiKey, ensureInitialKey } from "./keys.js";
+export { type CreatedKey, createApiKey, ensureInitialKeys, type InitialKeys } from "./keys.js";
 export { createPixportRuntime, dataPaths, type PixportRuntime, type RuntimeOptions } from "./runtime.js";
