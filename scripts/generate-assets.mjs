@@ -29,7 +29,9 @@ for (let y = 0; y < height; y++) {
 }
 writeFileSync(
   new URL("cat.jpg", out),
-  await sharp(photo, { raw: { width, height, channels: 3 } }).jpeg({ quality: 85 }).toBuffer(),
+  await sharp(photo, { raw: { width, height, channels: 3 } })
+    .jpeg({ quality: 85 })
+    .toBuffer(),
 );
 
 const logo = Buffer.alloc(240 * 80 * 4);
@@ -41,6 +43,8 @@ for (let y = 0; y < 80; y++) {
 }
 writeFileSync(
   new URL("logo.png", out),
-  await sharp(logo, { raw: { width: 240, height: 80, channels: 4 } }).png().toBuffer(),
+  await sharp(logo, { raw: { width: 240, height: 80, channels: 4 } })
+    .png()
+    .toBuffer(),
 );
 console.log("wrote examples/assets/cat.jpg and examples/assets/logo.png");

@@ -62,6 +62,8 @@ export const ErrorCodes = {
    * request would take as long again).
    */
   PROCESSING_TIMEOUT: "PROCESSING_TIMEOUT",
+  /** No route matches the method and path (404 with the contract's not-found body). */
+  ROUTE_NOT_FOUND: "ROUTE_NOT_FOUND",
   /** The request body arrived too slowly (an upload below the minimum rate). */
   REQUEST_TIMEOUT: "REQUEST_TIMEOUT",
   INVALID_CONFIGURATION: "INVALID_CONFIGURATION",

@@ -39,6 +39,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, ErrorStatus>> = {
   MODEL_BAD_RESPONSE: { status: 502, slug: "internal-error", title: "Internal Error" },
   MODEL_TIMEOUT: { status: 504, slug: "internal-error", title: "Internal Error" },
   PROCESSING_TIMEOUT: VALIDATION,
+  ROUTE_NOT_FOUND: { status: 404, slug: "not-found", title: "Not Found" },
   REQUEST_TIMEOUT: { status: 408, slug: "request-timeout", title: "Request Timeout" },
   INVALID_CONFIGURATION: { status: 500, slug: "internal-error", title: "Internal Error" },
   INTERNAL: { status: 500, slug: "internal-error", title: "Internal Error" },

@@ -19,6 +19,9 @@ import { defaultRoutes } from "./routes/default-routes.js";
 import type { Route, RouteContext, RouteResult } from "./routes/route.js";
 import { type HttpRequest, type HttpResponse, headerValue } from "./types.js";
 
+/** What a client may send as `X-Request-Id` (anything else is replaced by a new id). */
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
 /** Options of {@link createHttpHandler}, validated once. */
 export const httpHandlerOptionsSchema = z.object({
   /**
@@ -68,9 +71,35 @@ export const httpHandlerOptionsSchema = z.object({
     .default(64 * 1024),
 });
 
+/**
+ * One answered request, for access logs and metrics. Never carries the API key: only the key's
+ * record id and its account.
+ */
+export interface RequestEvent {
+  /** The client's `X-Request-Id` when it is sane (1 to 128 of `A-Za-z0-9._:-`), else a new UUID. */
+  requestId: string;
+  method: string;
+  /** The route's path template (`/v1/images/{image_id}/resize`), or `unmatched`. */
+  route: string;
+  operationId: string | undefined;
+  status: number;
+  durationMs: number;
+  /** Bytes of the response body. */
+  bytes: number;
+  accountId: string | undefined;
+  keyId: string | undefined;
+  /** The error code of a failed request. */
+  errorCode: string | undefined;
+}
+
 export type HttpHandlerOptions = z.input<typeof httpHandlerOptionsSchema> & {
   /** The routes to serve. @default defaultRoutes (every image route and `GET /v1/openapi.json`) */
   routes?: readonly Route[];
+  /**
+   * Called once per answered request (after the answer is built, before it is sent), for access
+   * logs and metrics. Errors it throws are ignored.
+   */
+  onRequestDone?: (event: RequestEvent) => void;
   /** Receives unexpected errors (with their cause). @default silent */
   logger?: Logger;
 };
@@ -112,6 +141,13 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
   const uploadsByAccount = new Map<string, number>();
 
   return async function handle(request: HttpRequest): Promise<HttpResponse> {
+    const started = performance.now();
+    const sent = headerValue(request, "x-request-id");
+    const requestId =
+      sent !== undefined && SANE_REQUEST_ID.test(sent) ? sent : globalThis.crypto.randomUUID();
+    let routePath = "unmatched";
+    let who: Caller | undefined;
+    let errorCode: string | undefined;
     let holdsUpload = false;
     let uploadAccount: string | undefined;
     let caller: Caller | undefined;
@@ -126,14 +162,33 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
           : 0,
       );
       response.headers["X-Content-Type-Options"] = "nosniff";
+      response.headers["X-Request-Id"] = requestId;
       if (!bodyConsumed && hasBody(request)) response.headers.Connection = "close";
+      if (options.onRequestDone !== undefined) {
+        try {
+          options.onRequestDone({
+            requestId,
+            method: request.method,
+            route: routePath,
+            operationId,
+            status: response.status,
+            durationMs: performance.now() - started,
+            bytes: response.body?.byteLength ?? 0,
+            accountId: who?.accountId,
+            keyId: who?.keyId,
+            errorCode,
+          });
+        } catch {
+          // An access log or a metric must never break an answer.
+        }
+      }
       return response;
     };
     try {
       const match = matchRoute(compiled, request);
       if (match.kind === "not-found") {
         throw new ImagePipelineError(
-          ErrorCodes.IMAGE_NOT_FOUND,
+          ErrorCodes.ROUTE_NOT_FOUND,
           `Route ${request.method} ${request.path} not found.`,
         );
       }
@@ -153,10 +208,12 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
       }
       const { route, params } = match;
       operationId = route.operationId;
+      routePath = route.path;
       // Routes with `auth: false` (the OpenAPI document) never look at the key.
       const authenticated = route.auth
         ? await pipeline.authenticate(headerValue(request, "x-api-key"))
         : undefined;
+      who = authenticated;
       // A node that refuses the work refuses before the rate limit counts the request: a 503 does
       // not use up the key's budget (uploads in progress here, image jobs in the core's gate).
       if (route.body === "multipart") {
@@ -245,9 +302,11 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
         logger.info?.("client closed the request", { method: request.method, path: request.path });
         return finish(jsonResponse(499, { status: 499, error: "Client Closed Request" }));
       }
+      errorCode = isImagePipelineError(error) ? error.code : ErrorCodes.INTERNAL;
       if (isImagePipelineError(error)) {
         if (error.code === ErrorCodes.STORAGE_UNAVAILABLE) {
           logger.warn?.("storage unavailable", {
+            requestId,
             method: request.method,
             path: request.path,
             error: describe(error),
@@ -255,6 +314,7 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
         }
         if (error.code === ErrorCodes.INTERNAL || error.code === ErrorCodes.INVALID_CONFIGURATION) {
           logger.error?.("request failed", {
+            requestId,
             method: request.method,
             path: request.path,
             error: describe(error),
@@ -263,6 +323,7 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
         return finish(errorResponse(error));
       }
       logger.error?.("unexpected error", {
+        requestId,
         method: request.method,
         path: request.path,
         error: describe(error),

@@ -1,6 +1,7 @@
 export { discardBody, mediaType, readBody, readJsonBody } from "./body.js";
 export { createImageFromUrlSchema } from "./create-from-url.js";
 export { ERROR_STATUS, ERROR_TYPE_BASE, errorResponse, jsonResponse } from "./error-status.js";
+export type { RequestEvent } from "./handler.js";
 export {
   createHttpHandler,
   type HttpHandler,

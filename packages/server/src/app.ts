@@ -14,10 +14,11 @@ import {
   type KeyStore,
   type Logger,
 } from "@pixport/core";
-import { ERROR_TYPE_BASE } from "@pixport/http";
+import { ERROR_TYPE_BASE, type RequestEvent } from "@pixport/http";
 import { createExpressRouter } from "@pixport/http-express";
 import express, { type Express, type Request, type Response } from "express";
 import type { ServerConfig } from "./config.js";
+import { accessLogger, createPinoLogger, createServerMetrics } from "./observability.js";
 import { createPixportRuntime, type RuntimeOptions } from "./runtime.js";
 
 /** A running prebuilt server. */
@@ -61,7 +62,10 @@ export async function startPixportServer(
   logger?: Logger,
   options: StartPixportServerOptions = {},
 ): Promise<PixportServer> {
-  const log = logger ?? createConsoleLogger(config.log);
+  const pinoLogger = logger === undefined && config.log ? createPinoLogger(config.logLevel) : undefined;
+  const log = logger ?? pinoLogger?.logger ?? createConsoleLogger(false);
+  // Bound once the pipeline exists (the metrics read its load); the handler calls it per request.
+  let observe: (event: RequestEvent) => void = () => undefined;
   const server = createServer({ requestTimeout: 120_000, headersTimeout: 30_000, keepAliveTimeout: 5_000 });
   // The port is bound first (a port of 0 must be known before the runtime is built), so requests
   // can arrive before the handler exists: until it does, every request gets an immediate 503 with
@@ -87,7 +91,13 @@ export async function startPixportServer(
 
   let runtime: Awaited<ReturnType<typeof createPixportRuntime>>;
   try {
-    runtime = await createPixportRuntime(resolved, log, options);
+    runtime = await createPixportRuntime(resolved, log, {
+      ...options,
+      onRequestDone: (event) => {
+        observe(event);
+        options.onRequestDone?.(event);
+      },
+    });
   } catch (error) {
     server.close();
     server.closeAllConnections();
@@ -127,6 +137,15 @@ export async function startPixportServer(
     }
     response.json({ status: "ready" });
   });
+  const access = pinoLogger === undefined ? undefined : accessLogger(pinoLogger.pino);
+  const metrics = resolved.metrics.enabled
+    ? createServerMetrics(pipeline, { token: resolved.metrics.token })
+    : undefined;
+  observe = (event) => {
+    access?.(event);
+    metrics?.record(event);
+  };
+  if (metrics !== undefined) app.get("/metrics", metrics.handler);
   app.get("/images/:file", servePublicImage(publicStore, log));
   app.head("/images/:file", servePublicImage(publicStore, log));
   app.use(createExpressRouter(resolve(runtime.container, Tokens.HttpHandler)));
@@ -147,6 +166,7 @@ export async function startPixportServer(
       clearTimeout(timer);
       clearInterval(sweepTimer);
       await runtime.close();
+      pinoLogger?.pino.flush();
     })();
     return closing;
   };

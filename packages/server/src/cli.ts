@@ -10,7 +10,7 @@ const HELP = `pixport: the IMG Processing API on sharp and the local filesystem
 
 Usage:
   pixport serve [--config FILE] [--port N] [--host HOST] [--data-dir DIR] [--public-base-url URL]
-                [--codec sharp|jimp]
+                [--codec sharp|jimp] [--log-level fatal|error|warn|info|debug|trace|silent]
   pixport keys create --kind test|live --account NAME [--config FILE] [--data-dir DIR]
   pixport keys list [--config FILE] [--data-dir DIR]
   pixport keys limit --id KEY_ID --per-minute N|default [--config FILE] [--data-dir DIR]
@@ -30,6 +30,7 @@ const options = {
   "data-dir": { type: "string" },
   "public-base-url": { type: "string" },
   codec: { type: "string" },
+  "log-level": { type: "string" },
   kind: { type: "string" },
   account: { type: "string" },
   id: { type: "string" },
@@ -49,6 +50,7 @@ async function main(argv: string[]): Promise<number> {
   if (values["data-dir"] !== undefined) overrides.dataDir = values["data-dir"];
   if (values["public-base-url"] !== undefined) overrides.publicBaseUrl = values["public-base-url"];
   if (values.codec !== undefined) overrides.codec = values.codec;
+  if (values["log-level"] !== undefined) overrides.logLevel = values["log-level"];
   const config = await loadServerConfig({
     ...(values.config === undefined ? {} : { file: values.config }),
     overrides,

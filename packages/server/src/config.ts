@@ -12,6 +12,7 @@ import {
 } from "@pixport/core";
 import { modelRegistrySchema } from "@pixport/vision-openai";
 import { z } from "zod";
+import { LOG_LEVELS } from "./observability.js";
 
 const urlImportServerSchema = urlImportOptionsSchema.omit({ storageBaseUrls: true }).strict();
 
@@ -153,6 +154,16 @@ export const serverConfigSchema = z
     shutdownDelayMs: z.number().int().nonnegative().max(600_000).default(0),
     /** Log requests and errors as JSON lines on stderr. @default true */
     log: z.boolean().default(true),
+    /** Least severe level logged (pino levels). @default "info" */
+    logLevel: z.enum(LOG_LEVELS).default("info"),
+    /**
+     * `GET /metrics` in Prometheus text: on by default; with `token`, scrapes must send
+     * `Authorization: Bearer <token>`. @default { enabled: true }
+     */
+    metrics: z
+      .object({ enabled: z.boolean().default(true), token: z.string().min(16).optional() })
+      .strict()
+      .default({ enabled: true }),
     /**
      * Create-from-URL (`POST /v1/images` with `{name, url}`): `enabled`, `allowedOrigins` (replaces
      * the contract's table), `additionalOrigins` (host patterns added to it), `originalStorageAlias`,
@@ -258,6 +269,7 @@ const ENV: Record<string, { key: string; kind: "number" | "string" | "boolean" |
   PIXPORT_SHUTDOWN_TIMEOUT_MS: { key: "shutdownTimeoutMs", kind: "number" },
   PIXPORT_SHUTDOWN_DELAY_MS: { key: "shutdownDelayMs", kind: "number" },
   PIXPORT_LOG: { key: "log", kind: "boolean" },
+  PIXPORT_LOG_LEVEL: { key: "logLevel", kind: "string" },
   PIXPORT_CODEC: { key: "codec", kind: "string" },
   PIXPORT_BLOB_CACHE_BYTES: { key: "blobCacheBytes", kind: "number" },
   PIXPORT_MAX_UPLOAD_BYTES: { key: "maxUploadBytes", kind: "limit" },
@@ -321,6 +333,17 @@ function fromEnvironment(environment: NodeJS.ProcessEnv): Record<string, unknown
     const raw = environment[name];
     if (raw === undefined || raw === "") continue;
     background[key] = kind === "string" ? raw : Number(raw);
+  }
+  const metricsEnabled = environment.PIXPORT_METRICS;
+  const metricsToken = environment.PIXPORT_METRICS_TOKEN;
+  if (
+    (metricsEnabled !== undefined && metricsEnabled !== "") ||
+    (metricsToken !== undefined && metricsToken !== "")
+  ) {
+    result.metrics = {
+      ...(metricsEnabled ? { enabled: !/^(0|false|no|off)$/i.test(metricsEnabled) } : {}),
+      ...(metricsToken ? { token: metricsToken } : {}),
+    };
   }
   const memoryBytes = environment.PIXPORT_MEMORY_BUDGET_BYTES;
   if (memoryBytes !== undefined && memoryBytes !== "") {

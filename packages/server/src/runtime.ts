@@ -31,6 +31,7 @@ import {
   type RateLimiter,
 } from "@pixport/core";
 import { createNodeImageFetcher } from "@pixport/fetch-node";
+import type { RequestEvent } from "@pixport/http";
 import { createTesseractTextExtractor } from "@pixport/ocr-tesseract";
 import {
   createRedisAccountStore,
@@ -78,6 +79,8 @@ export interface RuntimeOptions {
   imageFetcher?: ImageFetcher;
   /** Time source of the policies and records (tests move it by hand). @default the system clock */
   clock?: Clock;
+  /** Called once per answered API request (the server's access log and metrics). */
+  onRequestDone?: (event: RequestEvent) => void;
 }
 
 /** Everything a deployment runs on, built from its config; shared by `serve` and the CLI. */
@@ -236,6 +239,7 @@ export async function createPixportRuntime(
     maxConcurrentUploadsPerAccount: config.maxConcurrentUploadsPerAccount,
     minUploadBytesPerSecond: config.minUploadBytesPerSecond,
     uploadGraceMs: config.uploadGraceMs,
+    ...(options.onRequestDone === undefined ? {} : { onRequestDone: options.onRequestDone }),
   }));
   // Whatever is still missing (clock, ids, the rate limiter) gets pixport's defaults.
   await registerPixport(scope, { codec: config.codec, publicStorageBaseUrl: config.publicStorageBaseUrl });

@@ -716,7 +716,13 @@ export function describeHttpBindingConformance(options: HttpBindingConformanceOp
       it("answers unknown routes with a JSON 404 and wrong methods with 405", async () => {
         const unknown = await call("GET", "/v1/nothing", { key: testKey });
         expect(unknown.status).toBe(404);
-        expect(unknown.json.status).toBe(404);
+        expect(unknown.json).toMatchObject({
+          status: 404,
+          error: "Not Found",
+          type: "https://docs.img-processing.com/errors/not-found",
+          code: "ROUTE_NOT_FOUND",
+        });
+        expect(unknown.json.message).toBe("Route GET /v1/nothing not found.");
         const wrongMethod = await call("PUT", `/v1/images/${imageId}`, { key: testKey });
         expect(wrongMethod.status).toBe(405);
         expect(wrongMethod.header("allow")).toContain("GET");
