@@ -26,7 +26,9 @@ interface Reading {
 }
 
 describe("OCR document suite (tesseract, both sizes of every document)", () => {
-  const extractor = createTesseractTextExtractor({ workers: 2 });
+  // The whole suite (84 calls) is submitted at once: room for all of them in the queue, and a
+  // deadline that covers the batch, since it counts from each call, queueing included.
+  const extractor = createTesseractTextExtractor({ workers: 2, maxQueued: 200, timeoutMs: 600_000 });
   const readings: Reading[] = [];
   const cases = OCR_DOCUMENT_SUITE.flatMap((entry) =>
     entry.scales.map((scale) => ({ entry, scale, key: `${entry.spec.name}@x${scale}` })),
