@@ -1,3 +1,4 @@
+import type { Dirent } from "node:fs";
 import { constants } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
@@ -356,6 +357,38 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
         });
       } catch (error) {
         throw toStorageError(error, "deleting a blob");
+      }
+    },
+
+    async *list(prefix) {
+      let real: string;
+      try {
+        real = await ready();
+      } catch (error) {
+        throw toStorageError(error, "listing blobs");
+      }
+      const base = path.join(
+        real,
+        ...prefix
+          .split("/")
+          .filter(Boolean)
+          .slice(0, prefix.endsWith("/") ? undefined : -1),
+      );
+      let entries: Dirent[];
+      try {
+        entries = (await fs.readdir(base, { recursive: true, withFileTypes: true })) as unknown as Dirent[];
+      } catch (error) {
+        if (isMissing(error)) return;
+        throw toStorageError(error, "listing blobs");
+      }
+      for (const entry of entries) {
+        // Temp files, sidecars and other internal names all contain "~"; keys never do.
+        if (!entry.isFile() || entry.name.includes("~")) continue;
+        const file = path.join(entry.parentPath, entry.name);
+        const key = path.relative(real, file).split(path.sep).join("/");
+        if (!key.startsWith(prefix)) continue;
+        const info = await fs.stat(file).catch(() => null);
+        if (info !== null) yield { key, modifiedAt: info.mtime };
       }
     },
 

@@ -2,6 +2,7 @@ import {
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListObjectsV2Command,
   PutObjectCommand,
   type S3Client,
 } from "@aws-sdk/client-s3";
@@ -90,6 +91,29 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
         },
         () => undefined,
       );
+    },
+    async *list(keyPrefix: string) {
+      let token: string | undefined;
+      do {
+        const page = await call(
+          "list",
+          () =>
+            client.send(
+              new ListObjectsV2Command({
+                Bucket: bucket,
+                Prefix: `${prefix}${keyPrefix}`,
+                ...(token === undefined ? {} : { ContinuationToken: token }),
+              }),
+            ),
+          () => null,
+        );
+        if (page === null) return;
+        for (const object of page.Contents ?? []) {
+          if (object.Key === undefined) continue;
+          yield { key: object.Key.slice(prefix.length), modifiedAt: object.LastModified ?? new Date(0) };
+        }
+        token = page.IsTruncated === true ? page.NextContinuationToken : undefined;
+      } while (token !== undefined);
     },
   };
 }

@@ -69,5 +69,6 @@ export function createCachingBlobStore(store: BlobStore, options: CachingBlobSto
       await store.delete(key);
       forget(key);
     },
+    ...(store.list === undefined ? {} : { list: (prefix: string) => store.list!(prefix) }),
   };
 }

@@ -66,6 +66,7 @@ export {
   type ModelPorts,
 } from "./operations/model-operations.js";
 export { type RemoveBackgroundInput, removeImageBackground } from "./operations/remove-background.js";
+export { type SweepOrphansResult, sweepOrphans } from "./operations/sweep-orphans.js";
 export { isOperationId, OPERATIONS_TABLE, type OperationId } from "./operations/table.js";
 export {
   type FusedTransformInput,
@@ -141,6 +142,7 @@ export type {
 export {
   assertBlobKey,
   BLOB_KEY_PATTERN,
+  type BlobEntry,
   type BlobInfo,
   type BlobMetadata,
   type BlobStore,

@@ -32,6 +32,7 @@ import {
 } from "./operations/model-operations.js";
 import { type RemoveBackgroundInput, removeImageBackground } from "./operations/remove-background.js";
 import { sweepExpiredTestImages } from "./operations/sweep-expired-images.js";
+import { type SweepOrphansResult, sweepOrphans } from "./operations/sweep-orphans.js";
 import { isOperationId, OPERATIONS_TABLE, type OperationId } from "./operations/table.js";
 import {
   blurImage,
@@ -201,6 +202,11 @@ export interface ImagePipeline {
   load(): WorkGateStats | null;
   /** Retention: removes test-stage images older than `policies.testRetentionDays`. Returns the count. */
   sweepExpiredTestImages(): Promise<number>;
+  /**
+   * Repair: removes private bytes no record refers to and public copies without a published
+   * record, written more than `graceMs` ago (default 1 hour), from stores that can list keys.
+   */
+  sweepOrphans(options?: { graceMs?: number }): Promise<SweepOrphansResult>;
   uploadImage(caller: Caller, input: UploadImageInput): Promise<Image>;
   createImageFromUrl(caller: Caller, input: CreateImageFromUrlInput): Promise<Image>;
   getImage(caller: Caller, input: ImageIdInput): Promise<Image>;
@@ -361,6 +367,10 @@ export function createImagePipeline(
       const createdBefore = new Date(context.clock.now().getTime() - days * 24 * 60 * 60 * 1000);
       return sweepExpiredTestImages(context, { createdBefore });
     },
+    sweepOrphans: (options = {}) =>
+      sweepOrphans(context, {
+        writtenBefore: new Date(context.clock.now().getTime() - (options.graceMs ?? 60 * 60 * 1000)),
+      }),
     uploadImage: job("uploadImage", (caller, input) => uploadImage(context, caller, input)),
     createImageFromUrl: job("createImageFromUrl", (caller, input) =>
       createImageFromUrl(context, caller, input),

@@ -105,12 +105,21 @@ export async function startPixportServer(
   }
   const { pipeline, keys, publicStore } = runtime;
   const sweep = () =>
-    pipeline.sweepExpiredTestImages().then(
-      (removed) => {
-        if (removed > 0) log.info?.("retention sweep removed expired test images", { removed });
-      },
-      (error: unknown) => log.warn?.("retention sweep failed", { error: String(error) }),
-    );
+    Promise.all([
+      pipeline.sweepExpiredTestImages().then(
+        (removed) => {
+          if (removed > 0) log.info?.("retention sweep removed expired test images", { removed });
+        },
+        (error: unknown) => log.warn?.("retention sweep failed", { error: String(error) }),
+      ),
+      // What interrupted writes left behind (bytes without a record, copies without a publish).
+      pipeline.sweepOrphans().then(
+        (removed) => {
+          if (removed.privateBlobs + removed.publicCopies > 0) log.info?.("orphan sweep", { ...removed });
+        },
+        (error: unknown) => log.warn?.("orphan sweep failed", { error: String(error) }),
+      ),
+    ]);
   void sweep();
   const sweepTimer =
     resolved.retentionSweepIntervalMs > 0 ? setInterval(sweep, resolved.retentionSweepIntervalMs) : undefined;

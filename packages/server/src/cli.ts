@@ -120,6 +120,10 @@ async function admin(
   if (command === "sweep") {
     const removed = await runtime.pipeline.sweepExpiredTestImages();
     console.log(`Removed ${removed} expired test image${removed === 1 ? "" : "s"}.`);
+    const orphans = await runtime.pipeline.sweepOrphans();
+    console.log(
+      `Removed ${orphans.privateBlobs} orphan blob${orphans.privateBlobs === 1 ? "" : "s"} and took down ${orphans.publicCopies} unpublished public cop${orphans.publicCopies === 1 ? "y" : "ies"} (written over an hour ago).`,
+    );
     return 0;
   }
   if (command === "keys" && subcommand === "list") {

@@ -6,11 +6,11 @@ import { assertBlobKey, type BlobInfo, type BlobMetadata, type BlobStore } from 
  * mutate stored bytes.
  */
 export function createMemoryBlobStore(): BlobStore {
-  const blobs = new Map<string, { data: Uint8Array; metadata: BlobMetadata }>();
+  const blobs = new Map<string, { data: Uint8Array; metadata: BlobMetadata; modifiedAt: Date }>();
   return {
     async put(key, data, metadata) {
       assertBlobKey(key);
-      blobs.set(key, { data: new Uint8Array(data), metadata: { ...metadata } });
+      blobs.set(key, { data: new Uint8Array(data), metadata: { ...metadata }, modifiedAt: new Date() });
     },
     async get(key) {
       assertBlobKey(key);
@@ -25,6 +25,11 @@ export function createMemoryBlobStore(): BlobStore {
     async delete(key) {
       assertBlobKey(key);
       blobs.delete(key);
+    },
+    async *list(prefix) {
+      for (const [key, blob] of [...blobs.entries()]) {
+        if (key.startsWith(prefix)) yield { key, modifiedAt: blob.modifiedAt };
+      }
     },
   };
 }

@@ -33,6 +33,18 @@ export interface BlobStore {
   get(key: string): Promise<Uint8Array | null>;
   stat(key: string): Promise<BlobInfo | null>;
   delete(key: string): Promise<void>;
+  /**
+   * Optional: the keys under `prefix` (e.g. `images/`) with their last write time, in any order.
+   * Used by `sweep` to remove bytes no record refers to (a crash between writing the bytes and
+   * the record). Stores without it are not swept for orphans.
+   */
+  list?(prefix: string): AsyncIterable<BlobEntry>;
+}
+
+/** One entry of {@link BlobStore.list}. */
+export interface BlobEntry {
+  key: string;
+  modifiedAt: Date;
 }
 
 /** The key pattern every BlobStore accepts. */

@@ -20,6 +20,12 @@ export interface BlobStoreConformanceCapabilities {
    * @default true
    */
   atomicPuts?: boolean;
+  /**
+   * The store implements the optional `list` (needed by the orphan sweep). Stores without it are
+   * not swept; set `false` to skip its test.
+   * @default true
+   */
+  list?: boolean;
 }
 
 /** The live store of the running test, for {@link BlobStoreConformanceOptions.extraTests}. */
@@ -88,7 +94,7 @@ function bytes(length: number, fill: number): Uint8Array {
  * ```
  */
 export function describeBlobStoreConformance(options: BlobStoreConformanceOptions): void {
-  const capabilities = { keyAsPrefix: true, ...options.capabilities };
+  const capabilities = { keyAsPrefix: true, list: true, ...options.capabilities };
   describe(`BlobStore conformance: ${options.name}`, () => {
     let current: BlobStore | undefined;
     const context: BlobStoreTestContext = {
@@ -104,6 +110,37 @@ export function describeBlobStoreConformance(options: BlobStoreConformanceOption
     afterEach(async () => {
       if (current !== undefined) await options.cleanup?.(current);
       current = undefined;
+    });
+
+    describe("list (optional)", () => {
+      // Skipped only for stores that declare `list: false`: they are not swept for orphans.
+      it.skipIf(!capabilities.list)(
+        "lists the keys under a prefix with their write time, and no internal files",
+        async () => {
+          const { store } = context;
+          expect(store.list).toBeTypeOf("function");
+          if (store.list === undefined) return;
+          const before = Date.now() - 5_000;
+          await store.put("images/a.png", bytes(10, 1), { contentType: PNG });
+          await store.put("images/b.webp", bytes(10, 2), {
+            contentType: "image/webp",
+            cacheControl: "no-cache",
+          });
+          await store.put("other/c.png", bytes(10, 3), { contentType: PNG });
+          await store.delete("images/a.png");
+          await store.put("images/d.png", bytes(10, 4), { contentType: PNG });
+          const listed: { key: string; modifiedAt: Date }[] = [];
+          for await (const entry of store.list("images/")) listed.push(entry);
+          expect(listed.map((entry) => entry.key).sort()).toEqual(["images/b.webp", "images/d.png"]);
+          for (const entry of listed) {
+            expect(entry.modifiedAt).toBeInstanceOf(Date);
+            expect(entry.modifiedAt.getTime()).toBeGreaterThan(before);
+          }
+          const none: string[] = [];
+          for await (const entry of store.list("nothing/")) none.push(entry.key);
+          expect(none).toEqual([]);
+        },
+      );
     });
 
     describe("round trip", () => {
