@@ -17,7 +17,7 @@ import {
 import { ERROR_TYPE_BASE, type RequestEvent } from "@pixport/http";
 import { createExpressRouter } from "@pixport/http-express";
 import express, { type Express, type Request, type Response } from "express";
-import type { ServerConfig } from "./config.js";
+import { defaultPublicBaseUrl, type ServerConfig } from "./config.js";
 import { accessLogger, createPinoLogger, createServerMetrics } from "./observability.js";
 import { createPixportRuntime, type RuntimeOptions } from "./runtime.js";
 
@@ -78,14 +78,14 @@ export async function startPixportServer(
   const address = server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${host === "0.0.0.0" || host === "[::]" ? "localhost" : host}:${address.port}`;
+  const portZero = defaultPublicBaseUrl(config.host, 0);
   const resolved: ServerConfig =
-    config.port === 0 && config.publicBaseUrl === "http://localhost:0"
+    config.port === 0 && config.publicBaseUrl === portZero
       ? {
           ...config,
           port: address.port,
           publicBaseUrl: url,
-          publicStorageBaseUrl:
-            config.publicStorageBaseUrl === "http://localhost:0" ? url : config.publicStorageBaseUrl,
+          publicStorageBaseUrl: config.publicStorageBaseUrl === portZero ? url : config.publicStorageBaseUrl,
         }
       : config;
 

@@ -101,7 +101,8 @@ export const serverConfigSchema = z
     /** Directory holding blobs, metadata and keys. @default "./.pixport-data" */
     dataDir: z.string().min(1).default(".pixport-data"),
     /**
-     * Absolute URL clients use to reach the API (list links). @default `http://localhost:{port}`
+     * Absolute URL clients use to reach the API (list links). @default `http://{host}:{port}` of
+     * the bound address (`localhost` when bound to 0.0.0.0 or ::)
      */
     publicBaseUrl: z.url({ protocol: /^https?$/ }).optional(),
     /**
@@ -428,6 +429,17 @@ export async function loadServerConfig(options: LoadConfigOptions = {}): Promise
   return resolveServerConfig(merged);
 }
 
+/**
+ * The public base URL when none is configured: the address the server is bound to, so links and
+ * published URLs point at the origin clients use (`localhost` when bound to every interface).
+ * Set `publicBaseUrl` when clients reach the server through another name (a proxy, a container).
+ */
+export function defaultPublicBaseUrl(host: string, port: number): string {
+  const everywhere = host === "0.0.0.0" || host === "::" || host === "[::]";
+  const name = everywhere ? "localhost" : host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+  return `http://${name}:${port}`;
+}
+
 /** Validates a config object and fills in derived defaults. */
 export function resolveServerConfig(input: unknown): ServerConfig {
   const parsed = serverConfigSchema.safeParse(input);
@@ -453,7 +465,10 @@ export function resolveServerConfig(input: unknown): ServerConfig {
       'Invalid configuration: metadata "redis" needs redisUrl: set "redisUrl" in the config file or PIXPORT_REDIS_URL.',
     );
   }
-  const publicBaseUrl = (config.publicBaseUrl ?? `http://localhost:${config.port}`).replace(/\/+$/, "");
+  const publicBaseUrl = (config.publicBaseUrl ?? defaultPublicBaseUrl(config.host, config.port)).replace(
+    /\/+$/,
+    "",
+  );
   return {
     ...config,
     dataDir: path.resolve(config.dataDir),

@@ -1,0 +1,25 @@
+import { describe, expect, it } from "vitest";
+import { defaultPublicBaseUrl, resolveServerConfig } from "./config.js";
+
+describe("the default public base URL follows the bound address", () => {
+  it("uses the host the server is bound to, and localhost for every interface", () => {
+    expect(resolveServerConfig({ host: "127.0.0.1", port: 8080 }).publicBaseUrl).toBe(
+      "http://127.0.0.1:8080",
+    );
+    expect(resolveServerConfig({ host: "0.0.0.0", port: 3000 }).publicBaseUrl).toBe("http://localhost:3000");
+    expect(resolveServerConfig({ host: "::", port: 3000 }).publicBaseUrl).toBe("http://localhost:3000");
+    expect(resolveServerConfig({ host: "::1", port: 3000 }).publicBaseUrl).toBe("http://[::1]:3000");
+    expect(resolveServerConfig({}).publicBaseUrl).toBe("http://localhost:3000");
+    expect(defaultPublicBaseUrl("192.168.1.5", 80)).toBe("http://192.168.1.5:80");
+  });
+
+  it("keeps a configured URL, and the storage base follows it", () => {
+    const config = resolveServerConfig({
+      host: "127.0.0.1",
+      port: 8080,
+      publicBaseUrl: "https://api.example.com/",
+    });
+    expect(config.publicBaseUrl).toBe("https://api.example.com");
+    expect(config.publicStorageBaseUrl).toBe("https://api.example.com");
+  });
+});
