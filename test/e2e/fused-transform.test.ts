@@ -9,6 +9,7 @@ import {
   IMAGE_KEYS,
   isClose,
   newKey,
+  photo,
   pixel,
   upload,
   useServer,
@@ -151,5 +152,52 @@ describe.each(CODECS)("POST /v1/images/{image_id}/transform (%s)", (codec) => {
     expect(difference(fused, once)).toBeLessThan(1);
     // Two single operations stamp twice, which shows.
     expect(difference(twice, once)).toBeGreaterThan(difference(fused, once) + 0.5);
+  });
+});
+
+describe.each(CODECS)("colours with transparency on a JPEG output (%s)", (codec) => {
+  const running = useServer({ codec });
+
+  it("answer 422 naming the field instead of silently painting them opaque; png and a convert keep them", async () => {
+    const key = await newKey(running.server, "live", `alpha-${codec}`);
+    const jpeg = await upload(running.url, key, await photo(60, 40), "photo");
+    const rotate = await call(running.url, "POST", `/v1/images/${jpeg.id}/rotate`, {
+      key,
+      json: { angle: 30, background_color: "transparent" },
+    });
+    expect(rotate.status).toBe(422);
+    expect(rotate.json.errors).toEqual([
+      "background_color must be an opaque colour for a jpeg image (jpeg has no transparency): convert to png or webp first (or end a transform with a convert to one of them) to keep transparency",
+    ]);
+    const letterbox = await call(running.url, "POST", `/v1/images/${jpeg.id}/resize`, {
+      key,
+      json: { width: 80, height: 80, fit: "contain", letterbox_color: "#ff000080" },
+    });
+    expect(letterbox.status).toBe(422);
+    expect(letterbox.json.errors[0]).toMatch(/^letterbox_color must be an opaque colour for a jpeg image/);
+    // Opaque colours still work on JPEG, and a transform that ends in PNG keeps transparency.
+    expect(
+      (
+        await call(running.url, "POST", `/v1/images/${jpeg.id}/rotate`, {
+          key,
+          json: { angle: 30, background_color: "#00ff00" },
+        })
+      ).status,
+    ).toBe(201);
+    const kept = await call(running.url, "POST", `/v1/images/${jpeg.id}/transform`, {
+      key,
+      json: {
+        steps: [
+          { op: "rotate", angle: 30, background_color: "transparent" },
+          { op: "convert", format: "png" },
+        ],
+      },
+    });
+    expect(kept.status).toBe(201);
+    const raw = await decode(
+      (await call(running.url, "GET", `/v1/images/${kept.json.id}/download`, { key })).bytes,
+    );
+    expect(raw.channels).toBe(4);
+    expect(raw.data[3]).toBe(0); // the top-left corner is transparent
   });
 });

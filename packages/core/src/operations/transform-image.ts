@@ -21,7 +21,7 @@ import {
   transformSchema,
   watermarkSchema,
 } from "../schemas.js";
-import { BLACK, parseColor, TRANSPARENT } from "../transforms/color.js";
+import { BLACK, parseColor, type Rgba, TRANSPARENT } from "../transforms/color.js";
 import { blurSteps, planOutputSize, stepOutputSize } from "../transforms/plan.js";
 import type { OverlayLayer, TransformStep } from "../transforms/steps.js";
 import {
@@ -107,12 +107,13 @@ const OPERATIONS = {
   })),
   /**
    * With one dimension the other follows the aspect ratio (and `fit` is irrelevant). The letterbox
-   * defaults to transparent on png/webp and black on jpeg; `transparent` on jpeg becomes black.
+   * defaults to transparent on png/webp and black on jpeg; a colour with transparency on a jpeg output is a 422.
    */
   resize: entry(resizeSchema, (body, current, { output }) => {
     const width = body.width ?? Math.max(1, Math.round((current.width * body.height!) / current.height));
     const height = body.height ?? Math.max(1, Math.round((current.height * body.width!) / current.width));
     const requested = body.letterbox_color === undefined ? null : parseColor(body.letterbox_color);
+    assertOpaqueFor(output, "letterbox_color", requested);
     const background = formatHasAlpha(output)
       ? (requested ?? TRANSPARENT)
       : { ...(requested ?? BLACK), alpha: 1 };
@@ -157,6 +158,7 @@ const OPERATIONS = {
       body.unit === "radians" ? ((body.angle % (2 * Math.PI)) * 180) / Math.PI : body.angle % 360;
     const angle = ((degrees % 360) + 360) % 360;
     const requested = body.background_color === undefined ? BLACK : parseColor(body.background_color)!;
+    assertOpaqueFor(output, "background_color", requested);
     const background = formatHasAlpha(output) ? requested : { ...requested, alpha: 1 };
     return {
       steps: [{ type: "rotate", angle: Math.round(angle * 1e6) / 1e6, background }],
@@ -221,6 +223,20 @@ const OPERATIONS = {
     return { steps: [{ type: "overlay", layers }], sizeField: "watermarks" };
   }),
 } as const;
+
+/**
+ * A colour with transparency cannot reach a JPEG: rather than silently painting it opaque (black
+ * corners where the caller asked for transparent ones), the request is refused naming the field.
+ */
+function assertOpaqueFor(output: ImageFormat, field: string, color: Rgba | null): void {
+  if (color === null || formatHasAlpha(output) || color.alpha >= 1) return;
+  throw validationError([
+    {
+      path: field,
+      message: `must be an opaque colour for a ${output} image (${output} has no transparency): convert to png or webp first (or end a transform with a convert to one of them) to keep transparency`,
+    },
+  ]);
+}
 
 /** A plan ready for the codec: steps in order, the output and the field blamed per step. */
 interface Plan {
