@@ -152,9 +152,21 @@ describe("policies across two prebuilt-server processes sharing one Redis", () =
         code: "STORAGE_UNAVAILABLE",
       });
       expect(Number(during.headers.get("retry-after"))).toBeGreaterThan(0);
+      // Readiness names the store that is down, within 2 s.
+      const probeStarted = performance.now();
+      const ready = await fetch(`${nodes[0]!.url}/readyz`);
+      expect(performance.now() - probeStarted).toBeLessThan(2_000);
+      expect(ready.status).toBe(503);
+      expect(await ready.json()).toEqual({ status: "unready", failed: ["keys"] });
     } finally {
       await redis.restart();
     }
+    let readyAgain = 0;
+    for (let attempt = 0; attempt < 50 && readyAgain !== 200; attempt++) {
+      readyAgain = (await fetch(`${nodes[0]!.url}/readyz`)).status;
+      if (readyAgain !== 200) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(readyAgain).toBe(200);
     // The key lived in the restarted (non-persistent) Redis: create it again, then both nodes serve.
     const fresh = await cli("keys", "create", "--kind", "live", "--account", "outage");
     let recovered = 0;

@@ -139,12 +139,39 @@ export async function startPixportServer(
   });
   // Readiness: 200 while the server takes traffic; 503 while it starts (answered by the gate) and
   // from the moment `close()` begins, before any connection is drained.
+  // Readiness probes the stores every request needs, each with a short deadline, and names what
+  // failed: the image records, the private blob store and the key store (Redis, when configured).
+  const blobStore = resolve(runtime.container, Tokens.BlobStore);
+  const probes: Record<string, () => Promise<unknown>> = {
+    images: () => pipeline.context.images.get("image_readinessprobe000000000"),
+    blobs: () => blobStore.stat("readyz/probe"),
+    keys: () => keys.findByHash("0".repeat(64)),
+  };
   app.get("/readyz", (_request, response) => {
     if (lifecycle.state() === "draining") {
       response.status(503).setHeader("Retry-After", "1").json({ status: "draining" });
       return;
     }
-    response.json({ status: "ready" });
+    void Promise.all(
+      Object.entries(probes).map(async ([name, probe]) => {
+        let timer: NodeJS.Timeout | undefined;
+        const deadline = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error("no answer within 1 s")), 1_000);
+        });
+        try {
+          await Promise.race([probe(), deadline]);
+          return null;
+        } catch {
+          return name;
+        } finally {
+          clearTimeout(timer);
+        }
+      }),
+    ).then((results) => {
+      const failed = results.filter((name): name is string => name !== null);
+      if (failed.length === 0) response.json({ status: "ready" });
+      else response.status(503).setHeader("Retry-After", "1").json({ status: "unready", failed });
+    });
   });
   const access = pinoLogger === undefined ? undefined : accessLogger(pinoLogger.pino);
   const metrics = resolved.metrics.enabled
