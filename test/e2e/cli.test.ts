@@ -292,4 +292,58 @@ describe("the prebuilt `pixport` CLI", () => {
       await removeDir(quotaDir);
     }
   }, 90_000);
+
+  it("has --version, per-command help, errors that name the flag, and keys list with overrides and state", async () => {
+    const version = await run(process.execPath, [CLI, "--version"]);
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+    const help = await run(process.execPath, [CLI, "keys", "create", "--help"]);
+    expect(help.stdout).toContain("--kind <kind>");
+    expect(help.stdout).toContain("--account <name>");
+    expect(help.stdout).not.toContain("serve");
+    const badPort = await run(process.execPath, [CLI, "serve", "--port", "abc"]).catch(
+      (error: { stderr: string; code: number }) => error,
+    );
+    expect((badPort as { code: number }).code).toBe(2);
+    expect((badPort as { stderr: string }).stderr).toContain(
+      `port must be an integer between 0 and 65535, received "abc"`,
+    );
+    const listDir = await tempDataDir();
+    try {
+      const created = (
+        await run(process.execPath, [
+          CLI,
+          "keys",
+          "create",
+          "--kind",
+          "live",
+          "--account",
+          "lister",
+          "--data-dir",
+          listDir,
+        ])
+      ).stdout;
+      expect(created.endsWith("\n")).toBe(true);
+      const id = (await run(process.execPath, [CLI, "keys", "list", "--data-dir", listDir])).stdout.split(
+        "\t",
+      )[0]!;
+      await run(process.execPath, [
+        CLI,
+        "keys",
+        "limit",
+        "--id",
+        id,
+        "--per-minute",
+        "7",
+        "--data-dir",
+        listDir,
+      ]);
+      await run(process.execPath, [CLI, "keys", "revoke", "--id", id, "--data-dir", listDir]);
+      const listed = (await run(process.execPath, [CLI, "keys", "list", "--data-dir", listDir])).stdout
+        .trim()
+        .split("\t");
+      expect(listed.slice(-2)).toEqual(["7/min", "revoked"]);
+    } finally {
+      await removeDir(listDir);
+    }
+  });
 });

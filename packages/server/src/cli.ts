@@ -1,64 +1,93 @@
 #!/usr/bin/env node
-import { parseArgs } from "node:util";
+import { createRequire } from "node:module";
 import { isImagePipelineError, quotaPeriod } from "@pixport/core";
+import { Command, InvalidArgumentError, Option } from "commander";
 import { createConsoleLogger, startPixportServer } from "./app.js";
 import { loadServerConfig } from "./config.js";
 import { createApiKey, ensureInitialKeys } from "./keys.js";
+import { LOG_LEVELS } from "./observability.js";
 import { createPixportRuntime, type PixportRuntime } from "./runtime.js";
 
-const HELP = `pixport: the IMG Processing API on sharp and the local filesystem
+// The CLI runs on commander (maintained, typed, per-command help and option errors that name the
+// flag), instead of the hand-written node:util parseArgs dispatch it replaced.
 
-Usage:
-  pixport serve [--config FILE] [--port N] [--host HOST] [--data-dir DIR] [--public-base-url URL]
-                [--codec sharp|jimp] [--log-level fatal|error|warn|info|debug|trace|silent]
-  pixport keys create --kind test|live --account NAME [--config FILE] [--data-dir DIR]
-  pixport keys list [--config FILE] [--data-dir DIR]
-  pixport keys limit --id KEY_ID --per-minute N|default [--config FILE] [--data-dir DIR]
-  pixport keys revoke --id KEY_ID [--config FILE] [--data-dir DIR]
-  pixport accounts upgrade|downgrade --account NAME [--config FILE] [--data-dir DIR]
-  pixport accounts show --account NAME [--config FILE] [--data-dir DIR]
-  pixport sweep [--config FILE] [--data-dir DIR]
-  pixport --help
+const { version } = createRequire(import.meta.url)("../package.json") as { version: string };
 
-Configuration: defaults < JSON file (--config or PIXPORT_CONFIG) < PIXPORT_* environment < flags.
-See README.md for every key.`;
+/** Shared by every command: where the configuration and the data live. */
+interface StoreOptions {
+  config?: string;
+  dataDir?: string;
+}
 
-const options = {
-  config: { type: "string" },
-  port: { type: "string" },
-  host: { type: "string" },
-  "data-dir": { type: "string" },
-  "public-base-url": { type: "string" },
-  codec: { type: "string" },
-  "log-level": { type: "string" },
-  kind: { type: "string" },
-  account: { type: "string" },
-  id: { type: "string" },
-  "per-minute": { type: "string" },
-  help: { type: "boolean", short: "h" },
-} as const;
-
-async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
-  if (values.help || positionals.length === 0) {
-    console.log(HELP);
-    return positionals.length === 0 && !values.help ? 1 : 0;
+const integer = (name: string, min: number, max: number) => (value: string) => {
+  if (!/^-?\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new InvalidArgumentError(
+      `${name} must be an integer between ${min} and ${max}, received ${JSON.stringify(value)}`,
+    );
   }
-  const overrides: Record<string, unknown> = {};
-  if (values.port !== undefined) overrides.port = Number(values.port);
-  if (values.host !== undefined) overrides.host = values.host;
-  if (values["data-dir"] !== undefined) overrides.dataDir = values["data-dir"];
-  if (values["public-base-url"] !== undefined) overrides.publicBaseUrl = values["public-base-url"];
-  if (values.codec !== undefined) overrides.codec = values.codec;
-  if (values["log-level"] !== undefined) overrides.logLevel = values["log-level"];
-  const config = await loadServerConfig({
-    ...(values.config === undefined ? {} : { file: values.config }),
-    overrides,
-  });
-  const [command, subcommand] = positionals;
+  return Number(value);
+};
 
-  if (command === "serve") {
-    const running = await startPixportServer(config);
+function withStores(command: Command): Command {
+  return command
+    .option("--config <file>", "JSON config file (also PIXPORT_CONFIG)")
+    .option("--data-dir <dir>", "data directory (also PIXPORT_DATA_DIR)");
+}
+
+async function configFor(options: StoreOptions, overrides: Record<string, unknown> = {}) {
+  if (options.dataDir !== undefined) overrides.dataDir = options.dataDir;
+  return loadServerConfig({ ...(options.config === undefined ? {} : { file: options.config }), overrides });
+}
+
+/** Runs an admin command on the same stores as the server (the data directory, or Redis). */
+async function withRuntime(options: StoreOptions, task: (runtime: PixportRuntime) => Promise<number>) {
+  const runtime = await createPixportRuntime(await configFor(options), createConsoleLogger(false));
+  try {
+    process.exitCode = await task(runtime);
+  } finally {
+    await runtime.close();
+  }
+}
+
+const program = new Command("pixport")
+  .description("pixport: the IMG Processing API on sharp and the local filesystem")
+  .version(version, "-v, --version")
+  .addHelpText(
+    "after",
+    "\nConfiguration: defaults < JSON file (--config or PIXPORT_CONFIG) < PIXPORT_* environment < flags.\nSee README.md for every key.",
+  )
+  .showHelpAfterError("(run with --help for usage)")
+  // Usage errors (an unknown flag, a bad value) exit with 2, as before; help and version with 0.
+  .exitOverride((error) => {
+    process.exit(error.exitCode === 0 ? 0 : 2);
+  });
+
+withStores(
+  program
+    .command("serve")
+    .description("start the HTTP server")
+    .option("--port <n>", "port (0 picks a free one)", integer("port", 0, 65535))
+    .option("--host <host>", "interface to listen on")
+    .option("--public-base-url <url>", "URL clients use to reach the API")
+    .addOption(new Option("--codec <codec>", "image codec").choices(["sharp", "jimp"]))
+    .addOption(new Option("--log-level <level>", "least severe level logged").choices([...LOG_LEVELS])),
+).action(
+  async (
+    options: StoreOptions & {
+      port?: number;
+      host?: string;
+      publicBaseUrl?: string;
+      codec?: string;
+      logLevel?: string;
+    },
+  ) => {
+    const overrides: Record<string, unknown> = {};
+    if (options.port !== undefined) overrides.port = options.port;
+    if (options.host !== undefined) overrides.host = options.host;
+    if (options.publicBaseUrl !== undefined) overrides.publicBaseUrl = options.publicBaseUrl;
+    if (options.codec !== undefined) overrides.codec = options.codec;
+    if (options.logLevel !== undefined) overrides.logLevel = options.logLevel;
+    const running = await startPixportServer(await configFor(options, overrides));
     const initial = await ensureInitialKeys(running.keys, running.accounts);
     console.log(`pixport listening on ${running.url} (data: ${running.config.dataDir})`);
     if (initial !== null) {
@@ -85,39 +114,133 @@ async function main(argv: string[]): Promise<number> {
     };
     process.once("SIGTERM", () => stop("SIGTERM"));
     process.once("SIGINT", () => stop("SIGINT"));
-    return -1;
-  }
-
-  if (command === "keys" || command === "accounts" || command === "sweep") {
-    // Admin commands work on the same stores as the server (the data directory, or Redis).
-    const runtime = await createPixportRuntime(config, createConsoleLogger(false));
-    try {
-      return await admin(runtime, command, subcommand, values);
-    } finally {
-      await runtime.close();
-    }
-  }
-  console.error(`Unknown command: ${positionals.join(" ")}\n\n${HELP}`);
-  return 2;
-}
-
-main(process.argv.slice(2)).then(
-  (code) => {
-    if (code >= 0) process.exitCode = code;
-  },
-  (error: unknown) => {
-    console.error(isImagePipelineError(error) || error instanceof TypeError ? error.message : error);
-    process.exitCode = 1;
   },
 );
 
-async function admin(
-  runtime: PixportRuntime,
-  command: string,
-  subcommand: string | undefined,
-  values: { kind?: string; account?: string; id?: string; "per-minute"?: string },
-): Promise<number> {
-  if (command === "sweep") {
+const keys = program.command("keys").description("create, list, limit and revoke API keys");
+
+withStores(
+  keys
+    .command("create")
+    .description("create a key; it is printed once (only its SHA-256 is stored)")
+    .addOption(new Option("--kind <kind>", "key kind").choices(["test", "live"]).makeOptionMandatory())
+    .requiredOption("--account <name>", "account the key belongs to"),
+).action((options: StoreOptions & { kind: "test" | "live"; account: string }) =>
+  withRuntime(options, async (runtime) => {
+    const created = await createApiKey(runtime.keys, { kind: options.kind, accountId: options.account });
+    console.log(created.key);
+    console.error(
+      `Created ${created.record.kind} key ${created.record.id} for account ${created.record.accountId}; it is shown only once.`,
+    );
+    return 0;
+  }),
+);
+
+withStores(
+  keys
+    .command("list")
+    .description("list keys without secrets: id, kind, account, prefix, created, per-minute limit, state"),
+).action((options: StoreOptions) =>
+  withRuntime(options, async (runtime) => {
+    for (const record of await runtime.keys.list()) {
+      console.log(
+        [
+          record.id,
+          record.kind,
+          record.accountId,
+          `${record.displayPrefix}…`,
+          record.createdAt,
+          record.rateLimitPerMinute == null ? "default" : `${record.rateLimitPerMinute}/min`,
+          record.revoked === true ? "revoked" : "active",
+        ].join("\t"),
+      );
+    }
+    return 0;
+  }),
+);
+
+withStores(
+  keys
+    .command("limit")
+    .description("set a key's requests per minute, or go back to the default")
+    .requiredOption("--id <keyId>", "key id (see `pixport keys list`)")
+    .requiredOption("--per-minute <n|default>", "1 to 9999999, or default", (value: string) => {
+      if (value === "default") return value;
+      return integer("--per-minute", 1, 9_999_999)(value);
+    }),
+).action((options: StoreOptions & { id: string; perMinute: number | "default" }) =>
+  withRuntime(options, async (runtime) => {
+    const updated = await runtime.keys.update(options.id, {
+      rateLimitPerMinute: options.perMinute === "default" ? null : options.perMinute,
+    });
+    if (updated === null) {
+      console.error(`No key with id ${options.id}`);
+      return 1;
+    }
+    console.log(`Key ${updated.id}: ${updated.rateLimitPerMinute ?? "default"} requests per minute`);
+    return 0;
+  }),
+);
+
+withStores(
+  keys
+    .command("revoke")
+    .description("revoke a key (answers 401 from then on)")
+    .requiredOption("--id <keyId>", "key id (see `pixport keys list`)"),
+).action((options: StoreOptions & { id: string }) =>
+  withRuntime(options, async (runtime) => {
+    const updated = await runtime.keys.update(options.id, { revoked: true });
+    if (updated === null) {
+      console.error(`No key with id ${options.id}`);
+      return 1;
+    }
+    console.log(`Revoked key ${updated.id}`);
+    return 0;
+  }),
+);
+
+const accounts = program.command("accounts").description("upgrade, downgrade and show accounts");
+for (const [name, upgraded] of [
+  ["upgrade", true],
+  ["downgrade", false],
+] as const) {
+  withStores(
+    accounts
+      .command(name)
+      .description(upgraded ? "lift the monthly trial cap" : "back to the monthly trial cap")
+      .requiredOption("--account <name>", "account name"),
+  ).action((options: StoreOptions & { account: string }) =>
+    withRuntime(options, async (runtime) => {
+      const account = await runtime.accounts.setUpgraded(options.account, upgraded);
+      console.log(
+        `Account ${account.id}: ${account.upgraded ? "upgraded (no monthly cap)" : "trial (monthly cap)"}`,
+      );
+      return 0;
+    }),
+  );
+}
+
+withStores(
+  accounts
+    .command("show")
+    .description("show an account's plan and this month's usage")
+    .requiredOption("--account <name>", "account name"),
+).action((options: StoreOptions & { account: string }) =>
+  withRuntime(options, async (runtime) => {
+    const account = await runtime.accounts.get(options.account);
+    const period = quotaPeriod(runtime.pipeline.context.clock.now());
+    const used = await runtime.quota.usage(options.account, period);
+    console.log(
+      `Account ${options.account}: ${account?.upgraded ? "upgraded" : "trial"}, ${used} images used in ${period}`,
+    );
+    return 0;
+  }),
+);
+
+withStores(
+  program.command("sweep").description("remove expired test images and what interrupted writes left behind"),
+).action((options: StoreOptions) =>
+  withRuntime(options, async (runtime) => {
     const removed = await runtime.pipeline.sweepExpiredTestImages();
     console.log(`Removed ${removed} expired test image${removed === 1 ? "" : "s"}.`);
     const orphans = await runtime.pipeline.sweepOrphans();
@@ -125,73 +248,10 @@ async function admin(
       `Removed ${orphans.privateBlobs} orphan blob${orphans.privateBlobs === 1 ? "" : "s"} and took down ${orphans.publicCopies} unpublished public cop${orphans.publicCopies === 1 ? "y" : "ies"} (written over an hour ago).`,
     );
     return 0;
-  }
-  if (command === "keys" && subcommand === "list") {
-    for (const record of await runtime.keys.list()) {
-      console.log(
-        `${record.id}\t${record.kind}\t${record.accountId}\t${record.displayPrefix}…\t${record.createdAt}`,
-      );
-    }
-    return 0;
-  }
-  if (command === "keys" && (subcommand === "limit" || subcommand === "revoke")) {
-    if (values.id === undefined) {
-      console.error("--id KEY_ID is required (see `pixport keys list`)");
-      return 2;
-    }
-    let patch: { rateLimitPerMinute?: number | null; revoked?: boolean } = { revoked: true };
-    if (subcommand === "limit") {
-      const perMinute = values["per-minute"];
-      if (perMinute !== "default" && !/^[1-9][0-9]{0,6}$/.test(perMinute ?? "")) {
-        console.error("--per-minute must be a whole number from 1 to 9999999, or default");
-        return 2;
-      }
-      patch = { rateLimitPerMinute: perMinute === "default" ? null : Number(perMinute) };
-    }
-    const updated = await runtime.keys.update(values.id, patch);
-    if (updated === null) {
-      console.error(`No key with id ${values.id}`);
-      return 1;
-    }
-    console.log(
-      subcommand === "revoke"
-        ? `Revoked key ${updated.id}`
-        : `Key ${updated.id}: ${updated.rateLimitPerMinute ?? "default"} requests per minute`,
-    );
-    return 0;
-  }
-  if (values.account === undefined) {
-    console.error("--account NAME is required");
-    return 2;
-  }
-  if (command === "keys" && subcommand === "create") {
-    if (values.kind !== "test" && values.kind !== "live") {
-      console.error("--kind must be test or live");
-      return 2;
-    }
-    const created = await createApiKey(runtime.keys, { kind: values.kind, accountId: values.account });
-    console.log(created.key);
-    console.error(
-      `Created ${created.record.kind} key ${created.record.id} for account ${created.record.accountId}; it is shown only once.`,
-    );
-    return 0;
-  }
-  if (command === "accounts" && (subcommand === "upgrade" || subcommand === "downgrade")) {
-    const account = await runtime.accounts.setUpgraded(values.account, subcommand === "upgrade");
-    console.log(
-      `Account ${account.id}: ${account.upgraded ? "upgraded (no monthly cap)" : "trial (monthly cap)"}`,
-    );
-    return 0;
-  }
-  if (command === "accounts" && subcommand === "show") {
-    const account = await runtime.accounts.get(values.account);
-    const period = quotaPeriod(runtime.pipeline.context.clock.now());
-    const used = await runtime.quota.usage(values.account, period);
-    console.log(
-      `Account ${values.account}: ${account?.upgraded ? "upgraded" : "trial"}, ${used} images used in ${period}`,
-    );
-    return 0;
-  }
-  console.error(`Unknown command: ${[command, subcommand].filter(Boolean).join(" ")}\n\n${HELP}`);
-  return 2;
-}
+  }),
+);
+
+program.parseAsync(process.argv).catch((error: unknown) => {
+  console.error(isImagePipelineError(error) || error instanceof TypeError ? error.message : error);
+  process.exitCode = 1;
+});
