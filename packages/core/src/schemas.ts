@@ -263,6 +263,49 @@ export type VisualizeInput = z.input<typeof visualizeSchema>;
 export type ExtractFormattedTextInput = z.input<typeof extractFormattedTextSchema>;
 export type WatermarkEntry = z.output<typeof watermarkEntrySchema>;
 
+/** Edit distance of two short strings (field names). */
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    let previous = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const current = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
+      previous = current;
+    }
+  }
+  return row[b.length]!;
+}
+
+/**
+ * When a body fails validation, the fields it sent that the operation does not know but that are
+ * one or two edits from a field it does (`widht` for `width`) are named with a hint, since they are
+ * most likely why a required field is "missing". Unknown fields far from every known one are left
+ * alone (clients such as the official SDK send a few), and a body that passes validation is never
+ * refused for extra fields.
+ */
+function misspeltFields(schema: z.ZodType, value: unknown): ValidationIssue[] {
+  const shape = (schema as { shape?: Record<string, unknown> }).shape;
+  if (shape === undefined || typeof value !== "object" || value === null || Array.isArray(value)) return [];
+  const known = Object.keys(shape);
+  const issues: ValidationIssue[] = [];
+  for (const field of Object.keys(value)) {
+    if (known.includes(field)) continue;
+    const near = known
+      .map((candidate) => ({ candidate, cost: distance(field.toLowerCase(), candidate.toLowerCase()) }))
+      .filter(({ cost }) => cost <= (field.length <= 3 ? 1 : 2))
+      .sort((x, y) => x.cost - y.cost)[0];
+    if (near !== undefined) {
+      issues.push({
+        path: field,
+        message: `is not a field of this request (did you mean ${near.candidate}?)`,
+      });
+    }
+  }
+  return issues;
+}
+
 /** Turns zod issues into `<path> <message>` issues. A non-object body is reported as `body`. */
 export function formatIssues(issues: readonly z.core.$ZodIssue[]): ValidationIssue[] {
   return issues.map((issue) => {
@@ -284,7 +327,7 @@ export function parseAll<const T extends readonly z.ZodType[]>(
   const issues: ValidationIssue[] = [];
   const results = pairs.map(([schema, value]) => {
     const result = schema.safeParse(value);
-    if (!result.success) issues.push(...formatIssues(result.error.issues));
+    if (!result.success) issues.push(...formatIssues(result.error.issues), ...misspeltFields(schema, value));
     return result.success ? result.data : undefined;
   });
   if (issues.length > 0) throw validationError(issues);

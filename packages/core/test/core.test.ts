@@ -227,3 +227,26 @@ describe("createCachingBlobStore", () => {
     expect(reads).toEqual(["k/big", "k/a"]);
   });
 });
+
+describe("misspelt fields", () => {
+  it("names a field one or two edits from a known one when the body fails, and ignores extras otherwise", async () => {
+    const { pipeline } = pipelineWith();
+    const caller = { accountId: "a", keyKind: "live", keyId: "k" } as const;
+    const error = await pipeline
+      .resizeImage(caller, {
+        imageId: "image_aaaaaaaaaaaaaaaaaaaaaaaa",
+        body: { widht: 100, sdkVersion: "1.2.0" },
+      })
+      .catch((caught: unknown) => caught);
+    expect(isImagePipelineError(error) && error.issues).toEqual([
+      { path: "width", message: "is required when height is not given" },
+      { path: "widht", message: "is not a field of this request (did you mean width?)" },
+    ]);
+    const modulate = await pipeline
+      .modulateImage(caller, { imageId: "image_aaaaaaaaaaaaaaaaaaaaaaaa", body: { brigthness: 10 } })
+      .catch((caught: unknown) => caught);
+    expect(isImagePipelineError(modulate) && modulate.issues.map((issue) => issue.path)).toContain(
+      "brigthness",
+    );
+  });
+});
