@@ -23,3 +23,21 @@ describe("the default public base URL follows the bound address", () => {
     expect(config.publicStorageBaseUrl).toBe("https://api.example.com");
   });
 });
+
+describe("config errors read as the operator wrote the value", () => {
+  it("names the key, the expected value and what was given, from the environment and from objects", async () => {
+    const { loadServerConfig } = await import("./config.js");
+    await expect(loadServerConfig({ environment: { PIXPORT_PORT: "abc" } })).rejects.toThrow(
+      'Invalid configuration: port must be an integer between 0 and 65535, received "abc"',
+    );
+    expect(() => resolveServerConfig({ port: 70000 })).toThrow(
+      "port must be an integer between 0 and 65535, received 70000",
+    );
+    expect(() => resolveServerConfig({ codec: "vips" })).toThrow(
+      'codec must be one of "sharp", "jimp", received "vips"',
+    );
+    expect(() => resolveServerConfig({ encodeQuality: 0 })).toThrow(
+      "encodeQuality must be at least 1, received 0",
+    );
+  });
+});

@@ -315,8 +315,15 @@ function fromEnvironment(environment: NodeJS.ProcessEnv): Record<string, unknown
   for (const [name, { key, kind }] of Object.entries(ENV)) {
     const raw = environment[name];
     if (raw === undefined || raw === "") continue;
+    // A number that does not parse stays the text the operator wrote, so the error can quote it.
     const value =
-      kind === "string" ? raw : kind === "boolean" ? !/^(0|false|no|off)$/i.test(raw) : Number(raw);
+      kind === "string"
+        ? raw
+        : kind === "boolean"
+          ? !/^(0|false|no|off)$/i.test(raw)
+          : /^-?\d+(\.\d+)?$/.test(raw.trim())
+            ? Number(raw)
+            : raw;
     if (kind === "limit") limits[key] = value;
     else result[key] = value;
   }
@@ -440,13 +447,41 @@ export function defaultPublicBaseUrl(host: string, port: number): string {
   return `http://${name}:${port}`;
 }
 
+/**
+ * One config problem in the operator's words: `port must be an integer between 0 and 65535,
+ * received "abc"`, naming the key and quoting what was given.
+ */
+function describeConfigIssue(issue: z.core.$ZodIssue): string {
+  const key = issue.path.join(".") || "config";
+  const received =
+    "input" in issue && issue.input !== undefined ? `, received ${JSON.stringify(issue.input)}` : "";
+  const bounds = NUMBER_BOUNDS[key];
+  if (
+    bounds !== undefined &&
+    (issue.code === "invalid_type" || issue.code === "too_small" || issue.code === "too_big")
+  ) {
+    return `${key} must be an integer between ${bounds[0]} and ${bounds[1]}${received}`;
+  }
+  if (issue.code === "invalid_type") return `${key} must be a ${issue.expected}${received}`;
+  if (issue.code === "invalid_value") {
+    return `${key} must be one of ${issue.values.map((value) => JSON.stringify(value)).join(", ")}${received}`;
+  }
+  if (issue.code === "too_small" || issue.code === "too_big") {
+    const side = issue.code === "too_small" ? "at least" : "at most";
+    const limit = issue.code === "too_small" ? issue.minimum : issue.maximum;
+    return `${key} must be ${side} ${String(limit)}${received}`;
+  }
+  return `${key}: ${issue.message}${received}`;
+}
+
+/** Integer keys whose range reads better in one phrase. */
+const NUMBER_BOUNDS: Record<string, [number, number]> = { port: [0, 65535] };
+
 /** Validates a config object and fills in derived defaults. */
 export function resolveServerConfig(input: unknown): ServerConfig {
-  const parsed = serverConfigSchema.safeParse(input);
+  const parsed = serverConfigSchema.safeParse(input, { reportInput: true });
   if (!parsed.success) {
-    const problems = parsed.error.issues.map(
-      (issue) => `${issue.path.join(".") || "config"}: ${issue.message}`,
-    );
+    const problems = parsed.error.issues.map(describeConfigIssue);
     throw new ImagePipelineError(
       ErrorCodes.INVALID_CONFIGURATION,
       `Invalid configuration: ${problems.join("; ")}`,
