@@ -23,10 +23,10 @@ export async function fixture() {
     .toBuffer();
 }
 
-export function startChild(script, args, env = {}, nodeArgs = []) {
+export function startChild(script, args, env = {}, nodeArgs = [], { stderr = "inherit" } = {}) {
   const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
     env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "inherit", "ipc"],
+    stdio: ["ignore", "pipe", stderr, "ipc"],
   });
   return new Promise((resolve, reject) => {
     let output = "";

@@ -22,6 +22,10 @@ const running = await startPixportServer(
     ...(process.env.PIXPORT_BENCH_WORK_QUEUE
       ? { workQueue: JSON.parse(process.env.PIXPORT_BENCH_WORK_QUEUE) }
       : {}),
+    // resize-throughput.mjs --observability: access logs (to a discarded stderr) and /metrics on,
+    // or both off; unset keeps the bench's usual setting (logs off, metrics at their default: on).
+    ...(process.env.PIXPORT_BENCH_OBSERVE === "on" ? { log: true, metrics: { enabled: true } } : {}),
+    ...(process.env.PIXPORT_BENCH_OBSERVE === "off" ? { log: false, metrics: { enabled: false } } : {}),
     // bench/background.mjs picks the background remover (e.g. the ONNX engine and its model).
     ...(process.env.PIXPORT_BENCH_BACKGROUND
       ? { backgroundRemoval: JSON.parse(process.env.PIXPORT_BENCH_BACKGROUND) }

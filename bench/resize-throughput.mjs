@@ -16,6 +16,9 @@ const { values } = parseArgs({
     concurrency: { type: "string", default: "4" },
     warmup: { type: "string", default: "3" },
     rounds: { type: "string", default: "2" },
+    // Adds a second pixport server with access logs and /metrics on, the first one having both
+    // off, alternating all three: the overhead of observability in the same run.
+    observability: { type: "boolean", default: false },
   },
 });
 const seconds = Number(values.seconds);
@@ -72,36 +75,56 @@ async function load(send, durationSeconds, child) {
 
 const jpeg = await fixture();
 const dataDir = await mkdtemp(path.join(tmpdir(), "pixport-bench-"));
+const observeDir = values.observability ? await mkdtemp(path.join(tmpdir(), "pixport-bench-")) : undefined;
+const observed =
+  observeDir === undefined
+    ? undefined
+    : await startChild(
+        path.join(here, "pixport-child.mjs"),
+        [observeDir],
+        { PIXPORT_BENCH_OBSERVE: "on" },
+        [],
+        {
+          stderr: "ignore",
+        },
+      );
 const pixport = await startChild(
   path.resolve(here, process.env.BENCH_PIXPORT_SCRIPT ?? "pixport-child.mjs"),
   [dataDir],
-  process.env.BENCH_PIXPORT_ENV ? JSON.parse(process.env.BENCH_PIXPORT_ENV) : {},
+  {
+    ...(values.observability ? { PIXPORT_BENCH_OBSERVE: "off" } : {}),
+    ...(process.env.BENCH_PIXPORT_ENV ? JSON.parse(process.env.BENCH_PIXPORT_ENV) : {}),
+  },
   // e.g. BENCH_PIXPORT_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the pixport side.
   process.env.BENCH_PIXPORT_NODE_ARGS?.split(" ").filter(Boolean) ?? [],
 );
 const raw = await startChild(path.join(here, "raw-sharp-server.mjs"), []);
 try {
-  const key = /KEY (\S+)/.exec(pixport.output())[1];
-  const form = new FormData();
-  form.append("name", "bench");
-  form.append("image", new Blob([jpeg]), "bench.jpg");
-  const uploaded = await (
-    await fetch(`${pixport.url}/v1/images/upload`, {
-      method: "POST",
-      headers: { "x-api-key": key },
-      body: form,
-    })
-  ).json();
-
-  const sendPixport = async () => {
-    const response = await fetch(`${pixport.url}/v1/images/${uploaded.id}/resize`, {
-      method: "POST",
-      headers: { "x-api-key": key, "content-type": "application/json" },
-      body: '{"width":800}',
-    });
-    await response.arrayBuffer();
-    return response.status === 201;
+  /** Uploads the fixture to a pixport child and returns the sender of its resize requests. */
+  const resizer = async (server) => {
+    const key = /KEY (\S+)/.exec(server.output())[1];
+    const form = new FormData();
+    form.append("name", "bench");
+    form.append("image", new Blob([jpeg]), "bench.jpg");
+    const uploaded = await (
+      await fetch(`${server.url}/v1/images/upload`, {
+        method: "POST",
+        headers: { "x-api-key": key },
+        body: form,
+      })
+    ).json();
+    return async () => {
+      const response = await fetch(`${server.url}/v1/images/${uploaded.id}/resize`, {
+        method: "POST",
+        headers: { "x-api-key": key, "content-type": "application/json" },
+        body: '{"width":800}',
+      });
+      await response.arrayBuffer();
+      return response.status === 201;
+    };
   };
+  const sendPixport = await resizer(pixport);
+  const sendObserved = observed === undefined ? undefined : await resizer(observed);
   const sendRaw = async () => {
     const response = await fetch(`${raw.url}/resize?width=800`, { method: "POST", body: jpeg });
     await response.arrayBuffer();
@@ -110,11 +133,14 @@ try {
 
   await load(sendPixport, warmup, pixport.child);
   await load(sendRaw, warmup, raw.child);
-  const results = { pixport: [], raw: [] };
-  // Alternate the two servers so drift in machine load affects both alike.
+  if (sendObserved !== undefined) await load(sendObserved, warmup, observed.child);
+  const results = { pixport: [], raw: [], observed: [] };
+  // Alternate the servers so drift in machine load affects them alike.
   for (let round = 0; round < rounds; round++) {
     results.raw.push(await load(sendRaw, seconds / rounds, raw.child));
     results.pixport.push(await load(sendPixport, seconds / rounds, pixport.child));
+    if (sendObserved !== undefined)
+      results.observed.push(await load(sendObserved, seconds / rounds, observed.child));
   }
   const merge = (list) => ({
     requests: list.reduce((sum, item) => sum + item.requests, 0),
@@ -145,8 +171,16 @@ try {
   console.log(
     `p99 ratio pixport/raw: ${(ours.p99 / reference.p99).toFixed(3)}; RSS ratio: ${(oursRss / referenceRss).toFixed(2)}`,
   );
+  if (observed !== undefined) {
+    const withObservability = merge(results.observed);
+    console.log(
+      `pixport with access logs and /metrics: ${withObservability.rps.toFixed(1)} req/s, p99 ${withObservability.p99.toFixed(1)} ms, ${withObservability.cpuPerRequest.toFixed(1)} CPU ms/req; ratio to the same server without them: ${(withObservability.rps / ours.rps).toFixed(3)} (target >= 0.97); to raw sharp: ${(withObservability.rps / reference.rps).toFixed(3)}`,
+    );
+  }
 } finally {
   pixport.child.kill("SIGTERM");
   raw.child.kill("SIGTERM");
+  observed?.child.kill("SIGTERM");
   await rm(dataDir, { recursive: true, force: true });
+  if (observeDir !== undefined) await rm(observeDir, { recursive: true, force: true });
 }
