@@ -139,6 +139,12 @@ describe("access logs, request ids and /metrics of the prebuilt server", () => {
     ).toBe(1);
     const refusals = after.find((family) => family.name === "pixport_refusals_total");
     expect(refusals?.metrics.find((metric) => metric.labels?.code === "RATE_LIMITED")?.value).toBe("1");
+    // The parser drops histogram labels, so the codec histogram's count is read from the text.
+    const text = await (await fetch(`${node.url}/metrics`)).text();
+    const encodes = /^pixport_codec_job_seconds_count\{operation="encode",outcome="ok"\} (\d+)$/m.exec(
+      text,
+    )?.[1];
+    expect(Number(encodes)).toBeGreaterThanOrEqual(1);
     const names = after.map((family) => family.name);
     expect(names).toEqual(
       expect.arrayContaining([
@@ -148,5 +154,29 @@ describe("access logs, request ids and /metrics of the prebuilt server", () => {
         "pixport_process_resident_memory_bytes",
       ]),
     );
+  }, 60_000);
+
+  it("counts model calls by model and outcome (the embedded OCR model)", async () => {
+    // Back to the default limit (the first test lowered it); the server's first-start keys are
+    // listed too, so the key is found by its account.
+    const keyId = (await cli("keys", "list"))
+      .split("\n")
+      .find((line) => line.includes("\tobserved\t"))!
+      .split("\t")[0]!;
+    await cli("keys", "limit", "--id", keyId, "--per-minute", "default");
+    const page = await halves(200, 80, [255, 255, 255], [250, 250, 250]);
+    const image = await call(node.url, "POST", "/v1/images/upload", { key, form: uploadForm("page", page) });
+    expect(image.status, `${JSON.stringify(image.json)} ${image.headers.get("x-ratelimit-limit")}`).toBe(201);
+    const extracted = await call(node.url, "POST", `/v1/images/${image.json.id}/extract-formatted-text`, {
+      key,
+      json: { format: "plain" },
+    });
+    expect(extracted.status).toBe(201);
+    const families = await scrape();
+    const calls = families.find((family) => family.name === "pixport_model_calls_total");
+    expect(calls?.metrics.find((metric) => metric.labels?.model === "tesseract")).toMatchObject({
+      labels: { model: "tesseract", outcome: "ok" },
+      value: "1",
+    });
   }, 60_000);
 });

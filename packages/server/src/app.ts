@@ -18,7 +18,12 @@ import { ERROR_TYPE_BASE, type RequestEvent } from "@pixport/http";
 import { createExpressRouter } from "@pixport/http-express";
 import express, { type Express, type Request, type Response } from "express";
 import { defaultPublicBaseUrl, type ServerConfig } from "./config.js";
-import { accessLogger, createPinoLogger, createServerMetrics } from "./observability.js";
+import {
+  accessLogger,
+  createPinoLogger,
+  createServerMetrics,
+  type Instrumentation,
+} from "./observability.js";
 import { createPixportRuntime, type RuntimeOptions } from "./runtime.js";
 
 /** A running prebuilt server. */
@@ -66,6 +71,7 @@ export async function startPixportServer(
   const log = logger ?? pinoLogger?.logger ?? createConsoleLogger(false);
   // Bound once the pipeline exists (the metrics read its load); the handler calls it per request.
   let observe: (event: RequestEvent) => void = () => undefined;
+  let instruments: Instrumentation = { codecJob: () => undefined, modelCall: () => undefined };
   const server = createServer({ requestTimeout: 120_000, headersTimeout: 30_000, keepAliveTimeout: 5_000 });
   // The port is bound first (a port of 0 must be known before the runtime is built), so requests
   // can arrive before the handler exists: until it does, every request gets an immediate 503 with
@@ -97,6 +103,7 @@ export async function startPixportServer(
         observe(event);
         options.onRequestDone?.(event);
       },
+      instrumentation: () => instruments,
     });
   } catch (error) {
     server.close();
@@ -181,6 +188,7 @@ export async function startPixportServer(
     access?.(event);
     metrics?.record(event);
   };
+  if (metrics !== undefined) instruments = metrics;
   if (metrics !== undefined) app.get("/metrics", metrics.handler);
   app.get("/images/:file", servePublicImage(publicStore, log));
   app.head("/images/:file", servePublicImage(publicStore, log));

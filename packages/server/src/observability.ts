@@ -1,4 +1,4 @@
-import type { ImagePipeline, Logger } from "@pixport/core";
+import type { ImageCodec, ImagePipeline, Logger, ModelPorts } from "@pixport/core";
 import type { RequestEvent } from "@pixport/http";
 import type { Request, Response } from "express";
 import { type Level, pino } from "pino";
@@ -49,7 +49,7 @@ export function accessLogger(log: pino.Logger): (event: RequestEvent) => void {
 }
 
 /** Prometheus metrics of one server (a registry of its own, so several servers in one process do not mix). */
-export interface ServerMetrics {
+export interface ServerMetrics extends Instrumentation {
   registry: Registry;
   record(event: RequestEvent): void;
   /** `GET /metrics`: Prometheus text, behind a bearer token when one is configured. */
@@ -115,8 +115,35 @@ export function createServerMetrics(
     },
   });
   const REFUSALS = new Set(["RATE_LIMITED", "QUOTA_EXCEEDED", "OVERLOADED", "REQUEST_TIMEOUT"]);
+  const codecSeconds = new Histogram({
+    name: "pixport_codec_job_seconds",
+    help: "Time of codec jobs (decode, steps, encode) by first step and outcome.",
+    labelNames: ["operation", "outcome"] as const,
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  const modelCalls = new Counter({
+    name: "pixport_model_calls_total",
+    help: "Calls to model providers by model and outcome (ok or the error code).",
+    labelNames: ["model", "outcome"] as const,
+    registers: [registry],
+  });
+  const modelSeconds = new Histogram({
+    name: "pixport_model_call_seconds",
+    help: "Time of model calls by model.",
+    labelNames: ["model"] as const,
+    buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [registry],
+  });
   return {
     registry,
+    codecJob(operation, seconds, outcome) {
+      codecSeconds.observe({ operation, outcome }, seconds);
+    },
+    modelCall(model, outcome, seconds) {
+      modelCalls.inc({ model, outcome });
+      modelSeconds.observe({ model }, seconds);
+    },
     record(event) {
       const labels = { route: event.route, method: event.method, status: String(event.status) };
       requests.inc(labels);
@@ -140,5 +167,75 @@ export function createServerMetrics(
         () => response.status(500).end(),
       );
     },
+  };
+}
+
+/** What the instrumented codec and model ports report (bound to the metrics once they exist). */
+export interface Instrumentation {
+  codecJob(operation: string, seconds: number, outcome: string): void;
+  modelCall(model: string, outcome: string, seconds: number): void;
+}
+
+const outcomeOf = (error: unknown): string =>
+  typeof error === "object" && error !== null && typeof (error as { code?: unknown }).code === "string"
+    ? String((error as { code: string }).code)
+    : "error";
+
+/**
+ * The codec with every `transform` timed: the operation is the first step's type (`resize`,
+ * `overlay`...) or `encode` for a step-less re-encode (uploads, convert).
+ */
+export function instrumentCodec(codec: ImageCodec, sink: () => Instrumentation): ImageCodec {
+  return {
+    ...codec,
+    name: codec.name,
+    capabilities: codec.capabilities,
+    probe: (input) => codec.probe(input),
+    async transform(request) {
+      const operation = request.steps[0]?.type ?? "encode";
+      const started = performance.now();
+      try {
+        const result = await codec.transform(request);
+        sink().codecJob(operation, (performance.now() - started) / 1000, "ok");
+        return result;
+      } catch (error) {
+        sink().codecJob(operation, (performance.now() - started) / 1000, outcomeOf(error));
+        throw error;
+      }
+    },
+    ...("close" in codec ? { close: (codec as { close(): Promise<void> }).close.bind(codec) } : {}),
+  } as ImageCodec;
+}
+
+/** The model ports with every call counted by model and outcome, and timed. */
+export function instrumentModels(models: ModelPorts, sink: () => Instrumentation): ModelPorts {
+  const wrap = <T extends object>(port: T | undefined, method: keyof T & string): T | undefined => {
+    if (port === undefined) return undefined;
+    const original = port[method] as unknown as (
+      request: { model?: string },
+      ...rest: unknown[]
+    ) => Promise<unknown>;
+    const call = async (request: { model?: string }, ...rest: unknown[]) => {
+      const model = request?.model ?? "default";
+      const started = performance.now();
+      try {
+        const result = await original.call(port, request, ...rest);
+        sink().modelCall(model, "ok", (performance.now() - started) / 1000);
+        return result;
+      } catch (error) {
+        sink().modelCall(model, outcomeOf(error), (performance.now() - started) / 1000);
+        throw error;
+      }
+    };
+    return new Proxy(port, {
+      get: (target, property, receiver) =>
+        property === method ? call : Reflect.get(target, property, receiver),
+    });
+  };
+  return {
+    vision: wrap(models.vision, "describe"),
+    generator: wrap(models.generator, "generate"),
+    classifier: wrap(models.classifier, "classify"),
+    textExtractor: wrap(models.textExtractor, "extract"),
   };
 }

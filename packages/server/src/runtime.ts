@@ -51,6 +51,7 @@ import {
 import { createOpenAiModels } from "@pixport/vision-openai";
 import { Redis } from "ioredis";
 import type { ServerConfig } from "./config.js";
+import { type Instrumentation, instrumentCodec, instrumentModels } from "./observability.js";
 
 /** Data directory layout of the embedded deployment. */
 export function dataPaths(dataDir: string) {
@@ -81,6 +82,8 @@ export interface RuntimeOptions {
   clock?: Clock;
   /** Called once per answered API request (the server's access log and metrics). */
   onRequestDone?: (event: RequestEvent) => void;
+  /** Receives codec job times and model call outcomes (the server's metrics). */
+  instrumentation?: () => Instrumentation;
 }
 
 /** Everything a deployment runs on, built from its config; shared by `serve` and the CLI. */
@@ -177,7 +180,9 @@ export async function createPixportRuntime(
   const give = <T>(token: Token<T>, make: () => T) => provide(scope, token, make);
   const owned: { close(): Promise<void> }[] = [];
   if (!scope.isRegistered(Tokens.Codec, true)) {
-    const codec = await createCodec(config);
+    const created = await createCodec(config);
+    const codec =
+      options.instrumentation === undefined ? created : instrumentCodec(created, options.instrumentation);
     owned.push({ close: async () => (codec as { close?(): Promise<void> }).close?.() });
     give(Tokens.Codec, () => codec);
   }
@@ -208,7 +213,9 @@ export async function createPixportRuntime(
     const embeddedExtractor =
       config.models?.defaults.extract === undefined ? createTesseractTextExtractor() : undefined;
     if (embeddedExtractor !== undefined) owned.push(embeddedExtractor);
-    const models: ModelPorts = { ...remote, textExtractor: embeddedExtractor ?? remote?.textExtractor };
+    const plain: ModelPorts = { ...remote, textExtractor: embeddedExtractor ?? remote?.textExtractor };
+    const models =
+      options.instrumentation === undefined ? plain : instrumentModels(plain, options.instrumentation);
     give(Tokens.Models, () => models);
   }
   if (!scope.isRegistered(Tokens.BackgroundRemover, true)) {
