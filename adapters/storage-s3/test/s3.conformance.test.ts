@@ -1,7 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import { isImagePipelineError, MIME_TYPES } from "@pixport/core";
-import { describeBlobStoreConformance, startS3Server, type TestS3Server } from "@pixport/testing";
+import { FILE_EXTENSIONS, isImagePipelineError, MIME_TYPES } from "@pixport/core";
+import {
+  describeBlobStoreConformance,
+  describeImagePublisherConformance,
+  startS3Server,
+  type TestS3Server,
+} from "@pixport/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createS3BlobStore, createS3Publisher } from "../src/index.js";
 
@@ -168,4 +173,39 @@ describe("s3 publisher", () => {
     const purge = await publisher.unpublish({ id, format: "png" }).catch((caught: unknown) => caught);
     expect(isImagePipelineError(purge) && purge.code).toBe("STORAGE_UNAVAILABLE");
   });
+});
+
+// Server-side CopyObject between two buckets of s3rver; every test on its own prefixes.
+describeImagePublisherConformance({
+  name: "s3 publisher",
+  create: async () => {
+    const client = connect();
+    const prefix = `pc-${randomUUID()}/`;
+    const publicPrefix = `pub-${randomUUID()}/`;
+    const publicBaseUrl = "https://cdn.example.com";
+    return {
+      source: createS3BlobStore({ client, bucket: "private", prefix }),
+      publicBaseUrl,
+      publisher: createS3Publisher({
+        client,
+        source: { bucket: "private", prefix },
+        target: { bucket: "public", prefix: publicPrefix },
+        publicBaseUrl,
+      }),
+      async readPublic(id, format) {
+        const object = await client
+          .send(
+            new GetObjectCommand({
+              Bucket: "public",
+              Key: `${publicPrefix}images/${id}.${FILE_EXTENSIONS[format]}`,
+            }),
+          )
+          .catch((error: { $metadata?: { httpStatusCode?: number } }) => {
+            if (error.$metadata?.httpStatusCode === 404) return null;
+            throw error;
+          });
+        return object === null ? null : ((await object.Body?.transformToByteArray()) ?? null);
+      },
+    };
+  },
 });

@@ -25,6 +25,11 @@ export {
   type ImageCodecSuiteGroup,
 } from "./conformance/image-codec.js";
 export {
+  describeImagePublisherConformance,
+  type ImagePublisherConformanceOptions,
+  type ImagePublisherSubject,
+} from "./conformance/image-publisher.js";
+export {
   conformanceImageId,
   conformanceImageRecord,
   describeImageRepositoryConformance,

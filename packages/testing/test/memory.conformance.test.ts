@@ -1,6 +1,13 @@
-import { createMemoryBlobStore, createMemoryImageRepository, createMemoryKeyStore } from "@pixport/core";
+import {
+  createBlobStorePublisher,
+  createMemoryBlobStore,
+  createMemoryImageRepository,
+  createMemoryKeyStore,
+  FILE_EXTENSIONS,
+} from "@pixport/core";
 import {
   describeBlobStoreConformance,
+  describeImagePublisherConformance,
   describeImageRepositoryConformance,
   describeKeyStoreConformance,
 } from "../src/index.js";
@@ -10,3 +17,19 @@ import {
 describeBlobStoreConformance({ name: "memory", create: () => createMemoryBlobStore() });
 describeImageRepositoryConformance({ name: "memory", create: () => createMemoryImageRepository() });
 describeKeyStoreConformance({ name: "memory", create: () => createMemoryKeyStore() });
+
+// The blob-store publisher (core) over two memory stores.
+describeImagePublisherConformance({
+  name: "blob-store publisher over memory",
+  create: async () => {
+    const source = createMemoryBlobStore();
+    const target = createMemoryBlobStore();
+    const publicBaseUrl = "https://cdn.example.com/";
+    return {
+      source,
+      publicBaseUrl,
+      publisher: createBlobStorePublisher({ source, target, publicBaseUrl }),
+      readPublic: (id, format) => target.get(`images/${id}.${FILE_EXTENSIONS[format]}`),
+    };
+  },
+});
