@@ -1,4 +1,4 @@
-// Back-pressure of the prebuilt server (the attack catalogue's goal 8): at 5x the sustainable load,
+// Back-pressure of the prebuilt server (a robustness goal of the project): at 5x the sustainable load,
 // excess requests must get 503 OVERLOADED fast (p99 < 100 ms) while accepted requests keep their
 // p99 within 2x of the unloaded p99. The reference in the same run is the same server with an
 // unbounded job queue under the same overload.

@@ -1,4 +1,4 @@
-// Event-loop delay while image jobs run (the attack catalogue's goal 7: p99 under 50 ms while 8
+// Event-loop delay while image jobs run (a robustness goal of the project: p99 under 50 ms while 8
 // jimp and 8 sharp jobs run at once on one node). Runs the jobs in this process, as the server
 // does, and samples the loop with a 5 ms interval: the delay of a tick is its gap minus 5 ms (a
 // stall that lasts to the end counts too). perf_hooks.monitorEventLoopDelay is not used: a loop

@@ -5,7 +5,7 @@ import { isIP } from "node:net";
  * validated by `node:net` `isIP` (which accepts only canonical dotted-quad IPv4, so `0177.0.0.1`,
  * `0x7f.1` or `2130706433` are not IPs here; they never reach a socket as such either) and then
  * turned into 4 or 16 bytes. IPv6 forms that embed an IPv4 address are unwrapped and the IPv4
- * address is classified (attack catalogue 2.4 and 2.8: ip/private-ip/ip-address CVEs).
+ * address is classified (the lessons of the `ip`, `private-ip` and `ip-address` npm packages' CVEs).
  */
 
 /** Parses a textual IP address (IPv6 may carry a `%zone` and brackets) into 4 or 16 bytes, or `null`. */

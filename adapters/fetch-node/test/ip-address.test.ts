@@ -30,7 +30,7 @@ describe("parseIpAddress", () => {
   });
 });
 
-// The ipx test table (attack catalogue 2.4) plus the IANA special-purpose registries.
+// The SSRF address table of unjs/ipx's tests plus the IANA special-purpose registries.
 const BLOCKED = [
   "0.0.0.0",
   "0.255.255.255",

@@ -1,7 +1,7 @@
 /*
  * Host patterns, matched label by label on the parsed, normalised host name: never on strings, so
  * `storage.googleapis.com.evil.com`, `evilstorage.googleapis.com` or `x.com/.s3.amazonaws.com` can
- * never match (attack catalogue 2.3, B8, B9).
+ * never match (known bypasses of host allow-lists: trailing dots, mixed case, IDN look-alikes).
  */
 
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;

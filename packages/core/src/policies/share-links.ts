@@ -2,7 +2,7 @@
  * Share links of consumer storage providers, turned into direct-download requests. A share link
  * points to an HTML preview page; the download request answers with a redirect to a provider
  * content host, and redirects are followed only to the hosts listed here for that provider
- * (attack catalogue B20: never a broad wildcard such as `*.google.com`).
+ * (never a broad wildcard such as `*.google.com`, which would let anyone host a "share link").
  */
 
 /** Names of the share-link providers the policy knows. */
