@@ -1,12 +1,8 @@
 import type { AddressInfo } from "node:net";
 import { createServer as createTcpServer, type Socket, type Server as TcpServer } from "node:net";
 import { gzipSync } from "node:zlib";
-import {
-  createUrlImportPolicy,
-  type ImageFetcher,
-  type ImageFetchRequest,
-  isImagePipelineError,
-} from "@pixport/core";
+import { type ImageFetcher, type ImageFetchRequest, isImagePipelineError } from "@pixport/core";
+import { createUrlImportPolicy } from "@pixport/core/internal";
 import {
   type ConnectionSpy,
   createTestCertificates,

@@ -25,6 +25,16 @@ export const fsQuotaStoreOptionsSchema = z.object({
 
 export type FsQuotaStoreOptions = z.input<typeof fsQuotaStoreOptionsSchema>;
 
+/** Whether a process of this host is running (signal 0 checks without signalling). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 const counterSchema = z.object({ used: z.number().int().nonnegative() });
 
 /** A QuotaStore on files, with `flush()` to write uncapped counts now (on shutdown). */
@@ -40,8 +50,9 @@ export interface FsQuotaStore extends QuotaStore {
  * fsync) before a reservation is granted: a granted unit is on disk, never lost by a crash.
  *
  * Reservations are atomic across every instance and process sharing `root`: each takes an
- * exclusive lock file (`O_EXCL`) for its counter, and breaks a lock older than `staleLockMs`,
- * which only a crashed process leaves. Cost: two fsyncs per capped reservation (the directory's
+ * exclusive lock file (`O_EXCL`) holding its process id for its counter; a lock whose process is
+ * gone (a crash, `kill -9`) is broken at once, and any lock older than `staleLockMs` too. The
+ * directory must not be shared between hosts. Cost: two fsyncs per capped reservation (the directory's
  * is shared with concurrent writers); uncapped ones are batched (see `flushMs`).
  *
  * @example
@@ -92,12 +103,23 @@ export function createFsQuotaStore(options: FsQuotaStoreOptions): FsQuotaStore {
       const deadline = Date.now() + parsed.lockTimeoutMs;
       for (let attempt = 0; ; attempt++) {
         try {
-          await (await fs.open(lock, "wx")).close();
+          // The lock names its holder, so a lock left by a process that died (kill -9) is broken
+          // at once rather than after `staleLockMs`.
+          const handle = await fs.open(lock, "wx");
+          try {
+            await handle.writeFile(String(process.pid));
+          } finally {
+            await handle.close();
+          }
           break;
         } catch (error) {
           if (errorCode(error) !== "EEXIST") throw error;
           const info = await fs.stat(lock).catch(() => null);
-          if (info !== null && Date.now() - info.mtimeMs > parsed.staleLockMs) {
+          const holder = Number(await fs.readFile(lock, "utf8").catch(() => ""));
+          if (
+            (info !== null && Date.now() - info.mtimeMs > parsed.staleLockMs) ||
+            (Number.isInteger(holder) && holder > 0 && holder !== process.pid && !isAlive(holder))
+          ) {
             await fs.unlink(lock).catch(() => undefined);
             continue;
           }

@@ -96,3 +96,19 @@ describe("uncapped reservations (upgraded accounts)", () => {
     });
   });
 });
+
+describe("a lock left by a process that died", () => {
+  it("is broken at once, not after staleLockMs", async () => {
+    const root = await newRoot();
+    const store = createFsQuotaStore({ root, staleLockMs: 60_000, lockTimeoutMs: 2_000 });
+    await store.reserve({ accountId: "a", period: "2026-11", units: 1, limit: 25 });
+    const [file] = await readdir(path.join(root, "2026-11"));
+    // A pid that no process has: the highest possible pid on Linux is far below this.
+    await writeFile(path.join(root, "2026-11", `${file}~lock`), "4194999");
+    // Without the pid check it would wait lockTimeoutMs (2 s, far below staleLockMs) and refuse.
+    expect(await store.reserve({ accountId: "a", period: "2026-11", units: 1, limit: 25 })).toMatchObject({
+      granted: true,
+      used: 2,
+    });
+  });
+});

@@ -3,25 +3,24 @@ export {
   createBlobStorePublisher,
   publicKeyFor,
 } from "./blob-store-publisher.js";
-export { type CachingBlobStoreOptions, createCachingBlobStore } from "./caching-blob-store.js";
+export {
+  type CachingBlobStoreOptions,
+  createCachingBlobStore,
+} from "./caching-blob-store.js";
 export {
   type ErrorCode,
   ErrorCodes,
   ImagePipelineError,
   type ImagePipelineErrorOptions,
-  imageNotFound,
   isImagePipelineError,
   type ValidationIssue,
   validationError,
 } from "./errors.js";
 export {
-  API_KEY_PATTERN,
-  constantTimeEqual,
   createRandomIdGenerator,
   generateApiKey,
   generateKeyId,
   hashApiKey,
-  randomString,
 } from "./ids.js";
 export {
   blobKeyFor,
@@ -35,19 +34,33 @@ export {
   type KeyKind,
   MIME_TYPES,
   sniffImageFormat,
-  toImage,
 } from "./image.js";
-export { type CreatedKey, createApiKey } from "./keys.js";
-export { DEFAULT_LIMITS, formatBytes, type Limits, type LimitsOptions, limitsSchema } from "./limits.js";
+export {
+  type CreatedKey,
+  createApiKey,
+} from "./keys.js";
+export {
+  DEFAULT_LIMITS,
+  formatBytes,
+  type Limits,
+  type LimitsOptions,
+  limitsSchema,
+} from "./limits.js";
 export { createMemoryAccountStore } from "./memory/memory-account-store.js";
 export { createMemoryBlobStore } from "./memory/memory-blob-store.js";
 export { createMemoryImageRepository } from "./memory/memory-image-repository.js";
-export { createMemoryKeyStore, definedFields } from "./memory/memory-key-store.js";
+export {
+  createMemoryKeyStore,
+  definedFields,
+} from "./memory/memory-key-store.js";
 export { createMemoryLockService } from "./memory/memory-lock-service.js";
 export { createMemoryQuotaStore } from "./memory/memory-quota-store.js";
 export { createMemoryRateLimiter } from "./memory/memory-rate-limiter.js";
-export { compareNewestFirst, paginate } from "./memory/paginate.js";
-export type { Caller, PipelineContext } from "./operations/context.js";
+export {
+  compareNewestFirst,
+  paginate,
+} from "./memory/paginate.js";
+export type { Caller } from "./operations/context.js";
 export type { CreateImageFromUrlInput } from "./operations/create-image-from-url.js";
 export type {
   DownloadedImage,
@@ -57,17 +70,23 @@ export type {
   PageCursor,
 } from "./operations/manage-images.js";
 export {
-  DEFAULT_MODEL_IMAGE_SIDE,
   DEFAULT_MODELS,
-  IMAGINE_SIZE,
   type ImagineImageInput,
-  MASKED_CLASSIFICATION,
   type ModelImageInput,
   type ModelPorts,
 } from "./operations/model-operations.js";
-export { type RemoveBackgroundInput, removeImageBackground } from "./operations/remove-background.js";
-export { type SweepOrphansResult, sweepOrphans } from "./operations/sweep-orphans.js";
-export { isOperationId, OPERATIONS_TABLE, type OperationId } from "./operations/table.js";
+export {
+  type RemoveBackgroundInput,
+  removeImageBackground,
+} from "./operations/remove-background.js";
+export {
+  type SweepOrphansResult,
+  sweepOrphans,
+} from "./operations/sweep-orphans.js";
+export {
+  OPERATIONS_TABLE,
+  type OperationId,
+} from "./operations/table.js";
 export {
   type FusedTransformInput,
   type ProcessImageOptions,
@@ -84,56 +103,46 @@ export {
   type ImagePipelineOptions,
   imagePipelineOptionsSchema,
 } from "./pipeline.js";
-export { BILLING_UNITS, billedUnits } from "./policies/billing.js";
-export { hostMatches, hostPatternProblem, normalizeHostName } from "./policies/host-pattern.js";
+export {
+  BILLING_UNITS,
+  billedUnits,
+} from "./policies/billing.js";
+
 export {
   type PolicyOptions,
   policyOptionsSchema,
   quotaPeriod,
   RateLimitedError,
-  requestsPerMinute,
 } from "./policies/limits-policy.js";
 export {
-  createMemoryBudget,
-  estimateJobBytes,
-  type MemoryBudget,
   type MemoryBudgetOptions,
   memoryBudgetOptionsSchema,
 } from "./policies/memory-budget.js";
 export {
-  type CircuitStatus,
-  createModelCircuitBreaker,
-  guardModelPorts,
-  type ModelCircuitBreaker,
   type ModelCircuitOptions,
   modelCircuitOptionsSchema,
 } from "./policies/model-circuit.js";
+
 export {
-  SHARE_LINK_PROVIDERS,
-  type ShareLinkProvider,
-  type ShareLinkProviderName,
-} from "./policies/share-links.js";
-export { DEFAULT_TEST_WATERMARK, type TestWatermark, testWatermarkLayer } from "./policies/test-watermark.js";
+  DEFAULT_TEST_WATERMARK,
+  type TestWatermark,
+  testWatermarkLayer,
+} from "./policies/test-watermark.js";
 export {
-  createUrlImportPolicy,
   DEFAULT_ALLOWED_ORIGINS,
   ORIGINAL_STORAGE_BASE_URL,
-  type ResolvedUrlImportOptions,
-  type UrlImportDecision,
   type UrlImportOptions,
-  type UrlImportPolicy,
-  type UrlImportSource,
-  type UrlRefusal,
   urlImportOptionsSchema,
 } from "./policies/url-import-policy.js";
 export {
-  createWorkGate,
-  type WorkGate,
   type WorkGateStats,
   type WorkQueueOptions,
   workQueueOptionsSchema,
 } from "./policies/work-gate.js";
-export type { AccountRecord, AccountStore } from "./ports/account-store.js";
+export type {
+  AccountRecord,
+  AccountStore,
+} from "./ports/account-store.js";
 export type {
   BackgroundRemovalOptions,
   BackgroundRemovalRequest,
@@ -147,8 +156,15 @@ export {
   type BlobMetadata,
   type BlobStore,
 } from "./ports/blob-store.js";
-export type { Classification, Classifier, ScoredLabel } from "./ports/classifier.js";
-export { type Clock, systemClock } from "./ports/clock.js";
+export type {
+  Classification,
+  Classifier,
+  ScoredLabel,
+} from "./ports/classifier.js";
+export {
+  type Clock,
+  systemClock,
+} from "./ports/clock.js";
 export type { IdGenerator } from "./ports/id-generator.js";
 export type {
   CodecCapabilities,
@@ -158,9 +174,19 @@ export type {
   ImageHeader,
   TransformRequest,
 } from "./ports/image-codec.js";
-export type { FetchedImage, ImageFetcher, ImageFetchRequest } from "./ports/image-fetcher.js";
-export type { ImageGenerationRequest, ImageGenerator } from "./ports/image-generator.js";
-export type { ImagePublisher, PublishRequest } from "./ports/image-publisher.js";
+export type {
+  FetchedImage,
+  ImageFetcher,
+  ImageFetchRequest,
+} from "./ports/image-fetcher.js";
+export type {
+  ImageGenerationRequest,
+  ImageGenerator,
+} from "./ports/image-generator.js";
+export type {
+  ImagePublisher,
+  PublishRequest,
+} from "./ports/image-publisher.js";
 export type {
   ExpiredImagesQuery,
   ImageOwner,
@@ -169,13 +195,36 @@ export type {
   ImageRepository,
   ListImagesQuery,
 } from "./ports/image-repository.js";
-export type { ApiKeyRecord, ApiKeyRecordPatch, KeyStore } from "./ports/key-store.js";
+export type {
+  ApiKeyRecord,
+  ApiKeyRecordPatch,
+  KeyStore,
+} from "./ports/key-store.js";
 export type { LockService } from "./ports/lock-service.js";
-export { type Logger, silentLogger } from "./ports/logger.js";
-export type { QuotaReservation, QuotaReserveRequest, QuotaStore } from "./ports/quota-store.js";
-export type { RateLimitDecision, RateLimiter, RateLimitRequest } from "./ports/rate-limiter.js";
-export type { TextExtractor, TextFormat } from "./ports/text-extractor.js";
-export type { ModelCallOptions, ModelImage, ModelProvider, VisionModel } from "./ports/vision-model.js";
+export {
+  type Logger,
+  silentLogger,
+} from "./ports/logger.js";
+export type {
+  QuotaReservation,
+  QuotaReserveRequest,
+  QuotaStore,
+} from "./ports/quota-store.js";
+export type {
+  RateLimitDecision,
+  RateLimiter,
+  RateLimitRequest,
+} from "./ports/rate-limiter.js";
+export type {
+  TextExtractor,
+  TextFormat,
+} from "./ports/text-extractor.js";
+export type {
+  ModelCallOptions,
+  ModelImage,
+  ModelProvider,
+  VisionModel,
+} from "./ports/vision-model.js";
 export {
   type BlurInput,
   blurSchema,
@@ -188,7 +237,6 @@ export {
   cropSchema,
   type ExtractFormattedTextInput,
   extractFormattedTextSchema,
-  formatIssues,
   IMAGINE_MODELS,
   type ImagineInput,
   imageIdSchema,
@@ -201,7 +249,6 @@ export {
   mirrorSchema,
   modulateSchema,
   POSITIONS,
-  parseAll,
   type ResizeInput,
   type RotateInput,
   removeBackgroundSchema,
@@ -218,14 +265,16 @@ export {
   type VisualizeInput,
   visualizeSchema,
   type WatermarkInput,
-  watermarkEntrySchema,
   watermarkSchema,
 } from "./schemas.js";
-export { BLACK, parseColor, type Rgba, TRANSPARENT } from "./transforms/color.js";
+export {
+  BLACK,
+  parseColor,
+  type Rgba,
+  TRANSPARENT,
+} from "./transforms/color.js";
 export {
   blurSteps,
-  DIRECT_BLUR_MAX_SIGMA,
-  planOutputSize,
   rotatedSize,
   type Size,
   stepOutputSize,

@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import {
   assertBlobKey,
   billedUnits,
-  constantTimeEqual,
   createBlobStorePublisher,
   createImagePipeline,
   createMemoryBlobStore,
@@ -17,6 +16,7 @@ import {
   rotatedSize,
   sniffImageFormat,
 } from "../src/index.js";
+import { constantTimeEqual } from "../src/internal.js";
 
 describe("parseColor", () => {
   it("parses names, short and long hex with alpha, and transparent", () => {

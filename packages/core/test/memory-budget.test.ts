@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createMemoryBudget, estimateJobBytes, isImagePipelineError } from "../src/index.js";
+import { isImagePipelineError } from "../src/index.js";
+import { createMemoryBudget, estimateJobBytes } from "../src/internal.js";
 
 const MB = 1024 * 1024;
 

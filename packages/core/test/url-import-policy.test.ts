@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
+import { isImagePipelineError } from "../src/index.js";
 import {
   createUrlImportPolicy,
   hostMatches,
   hostPatternProblem,
-  isImagePipelineError,
   normalizeHostName,
   type UrlImportDecision,
-} from "../src/index.js";
+} from "../src/internal.js";
 
 const policy = createUrlImportPolicy({
   storageBaseUrls: ["http://localhost:3000", "https://cdn.example.com/px"],

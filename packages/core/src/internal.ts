@@ -1,0 +1,62 @@
+/**
+ * `@pixport/core/internal`: the building blocks other pixport packages and tests reach for, kept out of
+ * the public entry so that `@pixport/core` stays the library's surface. No stability promise: these
+ * may change in any release.
+ */
+export { imageNotFound } from "./errors.js";
+export {
+  API_KEY_PATTERN,
+  constantTimeEqual,
+  randomString,
+} from "./ids.js";
+export { toImage } from "./image.js";
+export type { PipelineContext } from "./operations/context.js";
+export {
+  DEFAULT_MODEL_IMAGE_SIDE,
+  IMAGINE_SIZE,
+  MASKED_CLASSIFICATION,
+} from "./operations/model-operations.js";
+export { isOperationId } from "./operations/table.js";
+export {
+  hostMatches,
+  hostPatternProblem,
+  normalizeHostName,
+} from "./policies/host-pattern.js";
+export { requestsPerMinute } from "./policies/limits-policy.js";
+export {
+  createMemoryBudget,
+  estimateJobBytes,
+  type MemoryBudget,
+} from "./policies/memory-budget.js";
+export {
+  type CircuitStatus,
+  createModelCircuitBreaker,
+  guardModelPorts,
+  type ModelCircuitBreaker,
+} from "./policies/model-circuit.js";
+export {
+  SHARE_LINK_PROVIDERS,
+  type ShareLinkProvider,
+  type ShareLinkProviderName,
+} from "./policies/share-links.js";
+export {
+  createUrlImportPolicy,
+  type ResolvedUrlImportOptions,
+  type UrlImportDecision,
+  type UrlImportPolicy,
+  type UrlImportSource,
+  type UrlRefusal,
+} from "./policies/url-import-policy.js";
+export {
+  createWorkGate,
+  type WorkGate,
+} from "./policies/work-gate.js";
+export {
+  formatIssues,
+  parseAll,
+  watermarkEntrySchema,
+} from "./schemas.js";
+export {
+  DIRECT_BLUR_MAX_SIGMA,
+  planOutputSize,
+} from "./transforms/plan.js";
