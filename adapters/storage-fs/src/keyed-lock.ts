@@ -1,3 +1,5 @@
+import { createMemoryLockService } from "@pixport/core";
+
 /**
  * Serialises async tasks per key inside this process: a task starts after the previous task of the
  * same key settled. Tasks of different keys run concurrently.
@@ -7,20 +9,7 @@ export interface KeyedLock {
 }
 
 export function createKeyedLock(): KeyedLock {
-  const tails = new Map<string, Promise<void>>();
-  return {
-    run(key, task) {
-      const previous = tails.get(key) ?? Promise.resolve();
-      const current = previous.then(task);
-      const tail = current.then(
-        () => undefined,
-        () => undefined,
-      );
-      tails.set(key, tail);
-      void tail.then(() => {
-        if (tails.get(key) === tail) tails.delete(key);
-      });
-      return current;
-    },
-  };
+  // The same per-key queue as the core's in-process LockService: one implementation.
+  const locks = createMemoryLockService();
+  return { run: (key, task) => locks.withLock(key, task) };
 }
