@@ -1,6 +1,6 @@
 import { request as httpRequest } from "node:http";
 import { crc32 } from "node:zlib";
-import { GARBAGE_BYTES, GIF_BYTES, pngBomb, truncate } from "@pixport/testing";
+import { GARBAGE_BYTES, HEIC_HEVC_BYTES, pngBomb, SVG_BYTES, truncate } from "@pixport/testing";
 import sharp from "sharp";
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, newKey, photo, solid, upload, uploadForm, useServer } from "./harness.js";
@@ -92,11 +92,13 @@ describe("image bombs and lying files (catalogue A)", () => {
     await rejectedUpload(png.subarray(0, png.byteLength - 40));
   });
 
-  it("A19/A21/A24: refuses GIF, HTML sent as image/png, and a zero-byte file", async () => {
-    expect(await rejectedUpload(GIF_BYTES, "a.gif")).toBe("image must be a jpeg, png or webp file");
-    expect(await rejectedUpload(GARBAGE_BYTES, "a.png")).toBe("image must be a jpeg, png or webp file");
-    expect(await rejectedUpload(new Uint8Array(0), "empty.jpg")).toBe(
-      "image must be a jpeg, png or webp file",
+  it("A19/A21/A24: refuses SVG, HTML sent as image/png, HEVC-coded HEIC and a zero-byte file", async () => {
+    const refused = "image must be a jpeg, png or webp file (or avif, gif or tiff)";
+    expect(await rejectedUpload(SVG_BYTES, "a.svg")).toBe(refused);
+    expect(await rejectedUpload(GARBAGE_BYTES, "a.png")).toBe(refused);
+    expect(await rejectedUpload(new Uint8Array(0), "empty.jpg")).toBe(refused);
+    expect(await rejectedUpload(HEIC_HEVC_BYTES, "IMG_0001.HEIC")).toMatch(
+      /^image is a HEIC image coded with HEVC, which pixport cannot decode; convert it to JPEG or AVIF/,
     );
   });
 

@@ -2,10 +2,16 @@ import jpeg from "@jimp/js-jpeg";
 import png from "@jimp/js-png";
 import type { ImageFormat } from "@pixport/core";
 import { type Rgba, sniffImageFormat } from "@pixport/core";
+import { FORMAT_LIST } from "@pixport/core/internal";
 import { applyOrientation, type Bitmap, flatten, isOpaque } from "./bitmap.js";
 import { asBuffer, invalidImage, tooLarge, translateDecodeError, unsupported } from "./errors.js";
+import { decodeAvif, encodeAvif } from "./formats/avif.js";
+import { decodeGif, encodeGif, type Frames } from "./formats/gif.js";
+import { decodeTiff, encodeTiff } from "./formats/tiff.js";
 import { readHeader, type StoredHeader } from "./header.js";
 import { decodeWebp, encodeWebp } from "./webp.js";
+
+export type { Frames } from "./formats/gif.js";
 
 /** jimp's format plugins (jpeg-js and pngjs); WebP goes through `webp.ts`. */
 const JPEG = jpeg();
@@ -32,10 +38,12 @@ export interface CheckedHeader extends StoredHeader {
  */
 export function checkHeader(bytes: Buffer, maxPixels: number, what: string): CheckedHeader {
   const format = sniffImageFormat(bytes);
-  if (format === null) throw invalidImage(`${what} is not a jpeg, png or webp image.`);
+  if (format === null) throw invalidImage(`${what} is not a ${FORMAT_LIST} image.`);
   const header = readHeader(bytes, format);
   if (header === null) throw invalidImage(`${what} has a malformed or truncated ${format} header.`);
-  if (header.width * header.height > maxPixels) throw tooLarge(what, header.width, header.height, maxPixels);
+  if (header.width * header.height * (header.frames ?? 1) > maxPixels) {
+    throw tooLarge(what, header.width, header.height * (header.frames ?? 1), maxPixels);
+  }
   if (header.unsupported !== undefined) throw unsupported(header.unsupported);
   const turned = header.orientation >= 5;
   return {
@@ -45,7 +53,29 @@ export function checkHeader(bytes: Buffer, maxPixels: number, what: string): Che
   };
 }
 
-/** Decodes checked bytes to an upright RGBA bitmap. Corrupt or truncated data → `INVALID_IMAGE`. */
+/**
+ * Decodes every frame of checked bytes: a GIF's frames with their delays and loop count; any other
+ * format as one upright frame. Corrupt or truncated data → `INVALID_IMAGE`.
+ */
+export async function decodeFrames(input: Uint8Array, maxPixels: number, what: string): Promise<Frames> {
+  const bytes = asBuffer(input, "input");
+  const header = checkHeader(bytes, maxPixels, what);
+  if (header.format !== "gif")
+    return { frames: [await decode(bytes, maxPixels, what)], delays: [0], loop: null };
+  let animation: Frames;
+  try {
+    animation = decodeGif(bytes);
+  } catch (error) {
+    throw translateDecodeError(error, what);
+  }
+  const first = animation.frames[0];
+  if (first === undefined || first.width !== header.width || first.height !== header.height) {
+    throw invalidImage(`${what} decoded to a size different from its header.`);
+  }
+  return animation;
+}
+
+/** Decodes checked bytes (the first frame) to an upright RGBA bitmap. Corrupt or truncated data → `INVALID_IMAGE`. */
 export async function decode(input: Uint8Array, maxPixels: number, what: string): Promise<Bitmap> {
   const bytes = asBuffer(input, "input");
   const header = checkHeader(bytes, maxPixels, what);
@@ -85,6 +115,15 @@ async function decodePixels(bytes: Buffer, header: CheckedHeader): Promise<Bitma
     }
     case "webp":
       return decodeWebp(bytes);
+    case "gif": {
+      const first = decodeGif(bytes).frames[0];
+      if (first === undefined) throw invalidImage("The GIF has no frame.");
+      return first;
+    }
+    case "tiff":
+      return decodeTiff(bytes);
+    case "avif":
+      return decodeAvif(bytes);
   }
 }
 
@@ -153,5 +192,19 @@ export async function encode(bitmap: Bitmap, settings: EncodeSettings): Promise<
       );
     case "webp":
       return encodeWebp(bitmap, quality);
+    case "avif":
+      return encodeAvif(bitmap, quality);
+    case "gif":
+      return encodeGif({ frames: [bitmap], delays: [0], loop: null });
+    case "tiff":
+      return encodeTiff(bitmap);
   }
+}
+
+/** Encodes an animation (frames of one size); only GIF keeps every frame, other formats the first. */
+export async function encodeFrames(animation: Frames, settings: EncodeSettings): Promise<Buffer> {
+  if (settings.format === "gif") return encodeGif(animation);
+  const first = animation.frames[0];
+  if (first === undefined) throw new Error("encodeFrames needs a frame");
+  return encode(first, settings);
 }

@@ -7,6 +7,7 @@ import type {
   ImageCodec,
   ImageFormat,
   ImageHeader,
+  ImageSample,
   OverlayLayer,
   TransformRequest,
   TransformStep,
@@ -18,8 +19,8 @@ import {
   sniffImageFormat,
   TRANSFORM_STEP_TYPES,
 } from "@pixport/core";
-import { type Bitmap, crop, mirror } from "./bitmap.js";
-import { checkHeader, decode, encode } from "./codecs.js";
+import { type Bitmap, crop, isOpaque, mirror } from "./bitmap.js";
+import { checkHeader, decode, decodeFrames, encodeFrames } from "./codecs.js";
 import { asBuffer, tooLarge, unsupported } from "./errors.js";
 import { readHeader } from "./header.js";
 import { type JimpImageCodecOptions, parseJimpImageCodecOptions } from "./options.js";
@@ -36,6 +37,9 @@ const CAPABILITIES: CodecCapabilities = Object.freeze({
   inputFormats: FORMATS,
   outputFormats: FORMATS,
   steps: TRANSFORM_STEP_TYPES,
+  // jsquash's WebP build has no animation API: animated WebP is refused by the core (422).
+  animation: ["gif"] as const,
+  smartCrop: ["entropy", "attention"] as const,
 });
 
 /**
@@ -75,6 +79,8 @@ export function createJimpCodec(options: JimpImageCodecOptions = {}): JimpCodec 
       capabilities: CAPABILITIES,
       probe: async (input) => probe(input),
       transform: (request) => transformInThread(request, settings.maxInputPixels),
+      sample: (input, maxSide, limits) =>
+        sampleInThread(input, maxSide, pixelCap(limits.maxInputPixels, settings.maxInputPixels)),
       close: async () => {},
     };
   }
@@ -100,8 +106,23 @@ export function createJimpCodec(options: JimpImageCodecOptions = {}): JimpCodec 
       validateRequest(request);
       return pool.run(request, settings.maxInputPixels);
     },
+    sample(input, maxSide, limits) {
+      asBuffer(input, "input");
+      return pool.sample(
+        input,
+        maxSide,
+        pixelCap(limits.maxInputPixels, settings.maxInputPixels),
+        limits.timeoutMs,
+      );
+    },
     close: () => pool.close(),
   };
+}
+
+function pixelCap(requested: number | undefined, fallback: number): number {
+  return typeof requested === "number" && Number.isFinite(requested) && requested > 0
+    ? Math.floor(requested)
+    : fallback;
 }
 
 /** The jimp codec; `close()` stops its worker threads (they never hold the process open). */
@@ -127,6 +148,7 @@ function probe(input: Uint8Array): ImageHeader | null {
     format: header.format,
     width: turned ? header.height : header.width,
     height: turned ? header.width : header.height,
+    ...(header.frames !== undefined && header.frames > 1 ? { frames: header.frames } : {}),
   };
 }
 
@@ -165,10 +187,49 @@ export async function transformInThread(
     }
   }
 
-  let bitmap = await decode(input, maxPixels, "The input");
-  for (const step of request.steps) bitmap = await runStep(bitmap, step, maxPixels);
-  const data = await encode(bitmap, request.output);
-  return { data, format: request.output.format, width: bitmap.width, height: bitmap.height };
+  const animation = await decodeFrames(input, maxPixels, "The input");
+  // An animation written to GIF keeps every frame; to any other format, the first.
+  const keep = animation.frames.length > 1 && request.output.format === "gif";
+  const frames = keep ? animation.frames : animation.frames.slice(0, 1);
+  const results: Bitmap[] = [];
+  for (let bitmap of frames) {
+    for (const step of request.steps) bitmap = await runStep(bitmap, step, maxPixels);
+    results.push(bitmap);
+  }
+  const first = results[0]!;
+  const data = await encodeFrames({ ...animation, frames: results }, request.output);
+  return {
+    data,
+    format: request.output.format,
+    width: first.width,
+    height: first.height,
+    ...(results.length > 1 ? { frames: results.length } : {}),
+  };
+}
+
+/** {@link ImageCodec.sample} on this thread (the workers run it too). */
+export async function sampleInThread(
+  input: Uint8Array,
+  maxSide: number,
+  maxPixels: number,
+): Promise<ImageSample> {
+  const bytes = asBuffer(input, "input");
+  const header = checkHeader(bytes, maxPixels, "The input");
+  const bitmap = await decode(bytes, maxPixels, "The input");
+  const side = Math.max(1, Math.floor(maxSide));
+  const factor = Math.min(1, side / bitmap.width, side / bitmap.height);
+  const small = scale(
+    bitmap,
+    Math.max(1, Math.round(bitmap.width * factor)),
+    Math.max(1, Math.round(bitmap.height * factor)),
+  );
+  return {
+    width: small.width,
+    height: small.height,
+    data: small.data,
+    hasAlpha: !isOpaque(bitmap),
+    frames: header.format === "gif" || header.format === "webp" ? (header.frames ?? 1) : 1,
+  };
 }
 
 async function runStep(bitmap: Bitmap, step: TransformStep, maxPixels: number): Promise<Bitmap> {

@@ -8,6 +8,8 @@ export interface StoredHeader {
   height: number;
   /** EXIF orientation 1..8 (1 when absent or unreadable). */
   orientation: number;
+  /** Frames of an animation or pages of a TIFF (absent: 1). */
+  frames?: number;
   /**
    * Why the jimp codec cannot decode this (well-formed) file, e.g. an arithmetic-coded JPEG or an
    * animated WebP; `undefined` when it can.
@@ -33,6 +35,12 @@ export function readHeader(bytes: Uint8Array, format: ImageFormat): StoredHeader
         return readPngHeader(bytes, view);
       case "webp":
         return readWebpHeader(bytes, view);
+      case "gif":
+        return readGifHeader(bytes, view);
+      case "tiff":
+        return readTiffHeader(bytes, view);
+      case "avif":
+        return readAvifHeader(bytes, view);
     }
   } catch {
     // A read past the end of a crafted header: not a well-formed image.
@@ -123,6 +131,7 @@ function readWebpHeader(bytes: Uint8Array, view: DataView): StoredHeader | null 
   let orientation = 1;
   let unsupported: string | undefined;
   let extended = false;
+  let frames = 0;
   const limit = Math.min(bytes.length, MAX_SCAN_BYTES);
   while (offset + 8 <= limit) {
     const type = ascii(bytes, offset, 4);
@@ -149,6 +158,8 @@ function readWebpHeader(bytes: Uint8Array, view: DataView): StoredHeader | null 
       width = 1 + (bits & 0x3fff);
       height = 1 + ((bits >>> 14) & 0x3fff);
       return { format: "webp", width, height, orientation };
+    } else if (type === "ANMF" && extended) {
+      frames += 1;
     } else if (type === "EXIF" && extended) {
       if (body + length > bytes.length) return null;
       // The chunk holds TIFF data; some writers (libvips among them) keep JPEG's "Exif\0\0" prefix.
@@ -159,7 +170,14 @@ function readWebpHeader(bytes: Uint8Array, view: DataView): StoredHeader | null 
     offset = body + length + (length & 1);
   }
   return extended && width > 0 && height > 0
-    ? { format: "webp", width, height, orientation, ...(unsupported ? { unsupported } : {}) }
+    ? {
+        format: "webp",
+        width,
+        height,
+        orientation,
+        ...(frames > 1 ? { frames } : {}),
+        ...(unsupported ? { unsupported } : {}),
+      }
     : null;
 }
 
@@ -185,4 +203,110 @@ function tiffOrientation(view: DataView, start: number, end: number): number {
   } catch {
     return 1;
   }
+}
+
+/**
+ * GIF: the logical screen size, and the frames counted by walking the blocks (extension and image
+ * data sub-blocks are skipped by their lengths, never decoded).
+ */
+function readGifHeader(bytes: Uint8Array, view: DataView): StoredHeader | null {
+  if (bytes.length < 13) return null;
+  const width = view.getUint16(6, true);
+  const height = view.getUint16(8, true);
+  if (width === 0 || height === 0) return null;
+  const packed = bytes[10]!;
+  let offset = 13 + (packed & 0x80 ? 3 * 2 ** ((packed & 7) + 1) : 0);
+  let frames = 0;
+  const skipSubBlocks = (start: number): number => {
+    let position = start;
+    while (position < bytes.length) {
+      const size = bytes[position]!;
+      position += 1 + size;
+      if (size === 0) return position;
+    }
+    return -1;
+  };
+  while (offset < bytes.length) {
+    const block = bytes[offset]!;
+    if (block === 0x3b) break;
+    if (block === 0x21) {
+      offset = skipSubBlocks(offset + 2);
+    } else if (block === 0x2c) {
+      if (offset + 10 > bytes.length) return null;
+      const local = bytes[offset + 9]!;
+      offset += 10 + (local & 0x80 ? 3 * 2 ** ((local & 7) + 1) : 0) + 1;
+      offset = skipSubBlocks(offset);
+      frames += 1;
+    } else {
+      return null;
+    }
+    if (offset < 0) return null;
+  }
+  if (frames === 0) return null;
+  return { format: "gif", width, height, orientation: 1, ...(frames > 1 ? { frames } : {}) };
+}
+
+/** Most TIFF directories followed (a loop of IFD offsets is cut here). */
+const MAX_TIFF_PAGES = 100_000;
+
+/** TIFF: size and orientation from the first directory, pages counted along the IFD chain. */
+function readTiffHeader(bytes: Uint8Array, view: DataView): StoredHeader | null {
+  if (bytes.length < 8) return null;
+  const little = bytes[0] === 0x49;
+  let ifd = view.getUint32(4, little);
+  let width = 0;
+  let height = 0;
+  let orientation = 1;
+  let pages = 0;
+  const seen = new Set<number>();
+  while (ifd !== 0 && pages < MAX_TIFF_PAGES) {
+    if (seen.has(ifd) || ifd + 2 > bytes.length)
+      return pages === 0 ? null : { format: "tiff", width, height, orientation, frames: pages };
+    seen.add(ifd);
+    const count = view.getUint16(ifd, little);
+    if (ifd + 2 + count * 12 + 4 > bytes.length) return null;
+    if (pages === 0) {
+      for (let index = 0; index < count; index += 1) {
+        const entry = ifd + 2 + index * 12;
+        const tag = view.getUint16(entry, little);
+        const type = view.getUint16(entry + 2, little);
+        const value = type === 3 ? view.getUint16(entry + 8, little) : view.getUint32(entry + 8, little);
+        if (tag === 256) width = value;
+        else if (tag === 257) height = value;
+        else if (tag === 274 && value >= 1 && value <= 8) orientation = value;
+      }
+    }
+    pages += 1;
+    ifd = view.getUint32(ifd + 2 + count * 12, little);
+  }
+  if (width === 0 || height === 0) return null;
+  return { format: "tiff", width, height, orientation, ...(pages > 1 ? { frames: pages } : {}) };
+}
+
+/** AVIF: the largest `ispe` (image spatial extents) property of the `meta` box. */
+function readAvifHeader(bytes: Uint8Array, view: DataView): StoredHeader | null {
+  let width = 0;
+  let height = 0;
+  const walk = (start: number, end: number, depth: number): void => {
+    let offset = start;
+    while (offset + 8 <= end && depth < 6) {
+      let size = view.getUint32(offset);
+      const type = ascii(bytes, offset + 4, 4);
+      if (size === 0) size = end - offset;
+      if (size < 8 || offset + size > end) return;
+      if (type === "meta") walk(offset + 12, offset + size, depth + 1);
+      else if (type === "iprp" || type === "ipco") walk(offset + 8, offset + size, depth + 1);
+      else if (type === "ispe" && size >= 20) {
+        const w = view.getUint32(offset + 12);
+        const h = view.getUint32(offset + 16);
+        if (w * h > width * height) {
+          width = w;
+          height = h;
+        }
+      }
+      offset += size;
+    }
+  };
+  walk(0, Math.min(bytes.length, MAX_SCAN_BYTES), 0);
+  return width > 0 && height > 0 ? { format: "avif", width, height, orientation: 1 } : null;
 }

@@ -1,5 +1,5 @@
 import { Worker } from "node:worker_threads";
-import type { EncodedImage, TransformRequest } from "@pixport/core";
+import type { EncodedImage, ImageSample, TransformRequest } from "@pixport/core";
 import { ErrorCodes, ImagePipelineError, isImagePipelineError } from "@pixport/core";
 
 /** An error as it crosses the thread boundary. */
@@ -30,19 +30,21 @@ export function deserializeError(error: SerializedError): Error {
   return new ImagePipelineError(ErrorCodes.INTERNAL, `jimp worker: ${error.message}`);
 }
 
-/** A job for the worker: the request and the default pixel cap. */
-export interface WorkerJob {
-  id: number;
-  request: TransformRequest;
-  maxPixels: number;
-}
+/** What a worker does: a transform (with the default pixel cap), or a sample of the input. */
+export type WorkerTask =
+  | { kind: "transform"; request: TransformRequest; maxPixels: number }
+  | { kind: "sample"; input: Uint8Array; maxSide: number; maxPixels: number };
 
-export type WorkerAnswer = { id: number; result: EncodedImage } | { id: number; error: SerializedError };
+/** A job for the worker. */
+export type WorkerJob = WorkerTask & { id: number };
+
+export type WorkerAnswer =
+  | { id: number; result: EncodedImage | ImageSample }
+  | { id: number; error: SerializedError };
 
 interface PendingJob {
-  request: TransformRequest;
-  maxPixels: number;
-  resolve(result: EncodedImage): void;
+  task: WorkerTask;
+  resolve(result: EncodedImage | ImageSample): void;
   reject(error: Error): void;
   timer: NodeJS.Timeout | undefined;
 }
@@ -75,9 +77,25 @@ export class JimpWorkerPool {
    * work cannot be interrupted otherwise); the other jobs of that worker are sent to a fresh one.
    */
   run(request: TransformRequest, maxPixels: number): Promise<EncodedImage> {
+    return this.submit(
+      { kind: "transform", request, maxPixels },
+      request.limits?.timeoutMs,
+    ) as Promise<EncodedImage>;
+  }
+
+  /** Decodes and scales `input` to fit `maxSide` in a worker (see `ImageCodec.sample`). */
+  sample(
+    input: Uint8Array,
+    maxSide: number,
+    maxPixels: number,
+    timeoutMs: number | undefined,
+  ): Promise<ImageSample> {
+    return this.submit({ kind: "sample", input, maxSide, maxPixels }, timeoutMs) as Promise<ImageSample>;
+  }
+
+  private submit(task: WorkerTask, timeoutMs: number | undefined): Promise<EncodedImage | ImageSample> {
     return new Promise((resolve, reject) => {
-      const job: PendingJob = { request, maxPixels, resolve, reject, timer: undefined };
-      const timeoutMs = request.limits?.timeoutMs;
+      const job: PendingJob = { task, resolve, reject, timer: undefined };
       const id = this.dispatch(job);
       if (typeof timeoutMs === "number" && Number.isFinite(timeoutMs) && timeoutMs > 0) {
         job.timer = setTimeout(() => this.expire(id, timeoutMs), timeoutMs);
@@ -90,7 +108,7 @@ export class JimpWorkerPool {
     const slot = this.pick();
     slot.jobs.set(id, job);
     // Structured clone copies the bytes: the caller's buffer (a cache entry, maybe) stays its own.
-    slot.worker.postMessage({ id, request: job.request, maxPixels: job.maxPixels } satisfies WorkerJob);
+    slot.worker.postMessage({ id, ...job.task } satisfies WorkerJob);
     return id;
   }
 

@@ -1,13 +1,18 @@
 // Entry of the jimp codec's worker threads (built to dist/worker.js; see pool.ts).
 import { parentPort } from "node:worker_threads";
-import { transformInThread } from "./create-jimp-codec.js";
+import { sampleInThread, transformInThread } from "./create-jimp-codec.js";
 import { serializeError, type WorkerAnswer, type WorkerJob } from "./pool.js";
 
 const port = parentPort;
 if (port === null) throw new Error("@pixport/codec-jimp's worker must run in a worker thread.");
 
-port.on("message", ({ id, request, maxPixels }: WorkerJob) => {
-  transformInThread(request, maxPixels).then(
+port.on("message", (job: WorkerJob) => {
+  const { id } = job;
+  const work =
+    job.kind === "sample"
+      ? sampleInThread(job.input, job.maxSide, job.maxPixels)
+      : transformInThread(job.request, job.maxPixels);
+  work.then(
     (result) => {
       const data = result.data;
       // Move the encoded bytes back without a copy when they own their whole buffer.

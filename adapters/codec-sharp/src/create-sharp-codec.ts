@@ -1,21 +1,24 @@
 import type {
   CodecCapabilities,
+  DecodeLimits,
   EncodedImage,
   ImageCodec,
   ImageFormat,
   ImageHeader,
+  ImageSample,
   OutputOptions,
   Size,
   TransformRequest,
 } from "@pixport/core";
 import {
+  ANIMATED_FORMATS,
   ErrorCodes,
   IMAGE_FORMATS,
   ImagePipelineError,
   sniffImageFormat,
   TRANSFORM_STEP_TYPES,
 } from "@pixport/core";
-import type { Sharp, SharpOptions } from "sharp";
+import type { Metadata, Sharp, SharpOptions } from "sharp";
 import sharp from "sharp";
 import { asBuffer, invalidImage, translateSharpError } from "./errors.js";
 import {
@@ -23,7 +26,7 @@ import {
   type ResolvedSharpImageCodecOptions,
   type SharpImageCodecOptions,
 } from "./options.js";
-import { compilePasses, sharpColor } from "./passes.js";
+import { compilePasses, type Pass, sharpColor } from "./passes.js";
 
 const FORMATS: readonly ImageFormat[] = IMAGE_FORMATS;
 
@@ -31,6 +34,8 @@ const CAPABILITIES: CodecCapabilities = Object.freeze({
   inputFormats: FORMATS,
   outputFormats: FORMATS,
   steps: TRANSFORM_STEP_TYPES,
+  animation: ANIMATED_FORMATS,
+  smartCrop: ["attention", "entropy"] as const,
 });
 
 /** The only libvips loaders left enabled by `blockUntrustedLoaders`. */
@@ -38,10 +43,25 @@ const ALLOWED_LOADERS = [
   "VipsForeignLoadJpegBuffer",
   "VipsForeignLoadPngBuffer",
   "VipsForeignLoadWebpBuffer",
+  "VipsForeignLoadGifBuffer",
+  "VipsForeignLoadNsgifBuffer",
+  "VipsForeignLoadTiffBuffer",
+  "VipsForeignLoadHeifBuffer",
 ];
 
 /** PNG zlib level: 6 is zlib's own balance of size and speed. */
 const PNG_COMPRESSION_LEVEL = 6;
+
+/**
+ * AVIF encoder effort (libaom speed, 0..9 in sharp's scale): 1 keeps a 1920x1280 encode at about
+ * 2-3x WebP's time on this project's benchmark (`bench/formats.mjs`); effort 2 was 4-5x, and 4
+ * (sharp's default) 20x+. Chroma is subsampled 4:2:0 (what cameras and browsers expect; half the
+ * bytes of 4:4:4 for photos).
+ */
+const AVIF_EFFORT = 1;
+/** GIF: palette effort 3 of 1..10 (effort 7, sharp's default, was 7x slower for the same look); full dither. */
+const GIF_EFFORT = 3;
+const GIF_DITHER = 1;
 
 /**
  * Creates an {@link ImageCodec} backed by sharp (libvips).
@@ -80,6 +100,7 @@ export function createSharpCodec(options: SharpImageCodecOptions = {}): ImageCod
     capabilities: CAPABILITIES,
     probe: (input) => probe(input),
     transform: (request) => transform(request, settings),
+    sample: (input, maxSide, limits) => sample(input, maxSide, limits, settings),
   };
 }
 
@@ -91,10 +112,63 @@ async function probe(input: Uint8Array): Promise<ImageHeader | null> {
     // Header only: metadata() never decodes pixels, so the pixel cap is off here on purpose; a
     // decompression bomb reports its real size and the caller refuses it.
     const metadata = await sharp(bytes, { limitInputPixels: false, failOn: "warning" }).metadata();
-    if (metadata.format !== format || !(metadata.width > 0) || !(metadata.height > 0)) return null;
-    return { format, ...orientedSize(metadata) };
+    if (ourFormat(metadata) !== format || !(metadata.width > 0) || !(metadata.height > 0)) return null;
+    const frames = frameCount(metadata, format);
+    return frames > 1 ? { format, ...orientedSize(metadata), frames } : { format, ...orientedSize(metadata) };
   } catch {
     return null;
+  }
+}
+
+/** pixport's name of what libvips read: HEIF coded with AV1 is `avif`; HEVC is not readable here. */
+function ourFormat(metadata: Metadata): ImageFormat | null {
+  if (metadata.format === "heif") return metadata.compression === "av1" ? "avif" : null;
+  return (IMAGE_FORMATS as readonly string[]).includes(metadata.format)
+    ? (metadata.format as ImageFormat)
+    : null;
+}
+
+/** Frames of an animation or pages of a TIFF (AVIF image sequences are read as their primary image). */
+function frameCount(metadata: Metadata, format: ImageFormat): number {
+  if (format !== "gif" && format !== "webp" && format !== "tiff") return 1;
+  return Math.max(1, metadata.pages ?? 1);
+}
+
+function limitFor(limits: DecodeLimits | undefined, settings: ResolvedSharpImageCodecOptions): number {
+  const requested = limits?.maxInputPixels;
+  return typeof requested === "number" && Number.isFinite(requested) && requested > 0
+    ? Math.floor(requested)
+    : settings.maxInputPixels;
+}
+
+async function sample(
+  input: Uint8Array,
+  maxSide: number,
+  limits: DecodeLimits,
+  settings: ResolvedSharpImageCodecOptions,
+): Promise<ImageSample> {
+  const bytes = asBuffer(input, "input");
+  const format = sniffImageFormat(bytes);
+  if (format === null) throw invalidImage(`The input is not a ${IMAGE_FORMATS.join(", ")} image.`);
+  const options: SharpOptions = {
+    limitInputPixels: limitFor(limits, settings),
+    failOn: "warning",
+    autoOrient: true,
+  };
+  try {
+    const metadata = await sharp(bytes, options).metadata();
+    const side = Math.max(1, Math.floor(maxSide));
+    const { data, info } = await sharp(bytes, options)
+      .resize(side, side, { fit: "inside", withoutEnlargement: true })
+      .ensureAlpha()
+      .raw({ depth: "uchar" })
+      .toBuffer({ resolveWithObject: true });
+    // The alpha channel's presence is not enough: "has_alpha" means some pixel is not opaque.
+    const hasAlpha = metadata.hasAlpha ? !(await sharp(bytes, options).stats()).isOpaque : false;
+    const frames = format === "gif" || format === "webp" ? Math.max(1, metadata.pages ?? 1) : 1;
+    return { width: info.width, height: info.height, data, hasAlpha, frames };
+  } catch (error) {
+    throw translateSharpError(error);
   }
 }
 
@@ -112,11 +186,7 @@ async function transform(
   const format = sniffImageFormat(input);
   if (format === null) throw invalidImage("The input is not a jpeg, png or webp image.");
 
-  const requested = request.limits?.maxInputPixels;
-  const limitInputPixels =
-    typeof requested === "number" && Number.isFinite(requested) && requested > 0
-      ? Math.floor(requested)
-      : settings.maxInputPixels;
+  const limitInputPixels = limitFor(request.limits, settings);
   const decodeOptions: SharpOptions = {
     limitInputPixels,
     failOn: "warning",
@@ -141,39 +211,141 @@ async function transform(
   try {
     // Header first: the pixel cap and the real format are checked before any pixel is decoded.
     const metadata = await sharp(input, { limitInputPixels, failOn: "warning" }).metadata();
-    if (metadata.format !== format) {
+    if (ourFormat(metadata) !== format) {
       throw invalidImage(`The input's header does not match its ${format} signature.`);
     }
-    const passes = compilePasses(request.steps, orientedSize(metadata), decodeOptions);
-
-    let source: () => Sharp = () => sharp(input, decodeOptions);
-    let size = orientedSize(metadata);
-    let opaque = !metadata.hasAlpha;
-    for (const [index, pass] of passes.entries()) {
-      const operations = await pass.plan(size);
-      if (operations === null) continue;
-      const image = operations(source());
-      const last = index === passes.length - 1;
-      // Fusing the last pass with the encoder saves a raw round trip. For jpeg that is only right
-      // when nothing can turn transparent after sharp's (early) flatten.
-      if (last && !pass.materialise && (request.output.format !== "jpeg" || (opaque && pass.keepsOpaque))) {
-        return await encode(bounded(image), request.output);
-      }
-      const { data, info } = await bounded(image.raw({ depth: "uchar" })).toBuffer({
-        resolveWithObject: true,
-      });
-      const raw = { width: info.width, height: info.height, channels: info.channels };
-      source = () => sharp(data, { raw, limitInputPixels: false });
-      size = { width: info.width, height: info.height };
-      opaque = info.channels === 1 || info.channels === 3;
+    const frames = frameCount(metadata, format);
+    const animated =
+      frames > 1 && ANIMATED_FORMATS.includes(format) && ANIMATED_FORMATS.includes(request.output.format);
+    if (frames * metadata.width * metadata.height > limitInputPixels) {
+      throw new ImagePipelineError(
+        ErrorCodes.IMAGE_TOO_LARGE,
+        "The animation exceeds the decoder's pixel limit (limits.maxInputPixels) in all its frames.",
+      );
     }
-    return await encode(bounded(source()), request.output);
+    if (animated) return await transformAnimation(input, metadata, frames, request, decodeOptions, bounded);
+
+    const passes = compilePasses(request.steps, orientedSize(metadata), decodeOptions);
+    const rendered = await render(
+      () => sharp(input, decodeOptions),
+      orientedSize(metadata),
+      !metadata.hasAlpha,
+      passes,
+      bounded,
+      request.output,
+    );
+    if ("data" in rendered && "format" in rendered) return rendered;
+    return await encode(bounded(rendered.source()), request.output);
   } catch (error) {
     if (deadline !== undefined && /timeout/i.test(error instanceof Error ? error.message : "")) {
       throw processingTimeout(timeoutMs as number, error);
     }
     throw translateSharpError(error);
   }
+}
+
+/** What {@link render} leaves: the encoded image (last pass fused with the encoder), or a raw source. */
+type Rendered = EncodedImage | { source: () => Sharp; size: Size };
+
+/**
+ * Runs the passes over `source`. Passes are chained through raw pixels; when `output` is given and
+ * it is safe, the last pass is fused with the encoder and the encoded image is returned.
+ */
+async function render(
+  first: () => Sharp,
+  start: Size,
+  startOpaque: boolean,
+  passes: readonly Pass[],
+  bounded: (image: Sharp) => Sharp,
+  output: OutputOptions | undefined,
+): Promise<Rendered> {
+  let source = first;
+  let size = start;
+  let opaque = startOpaque;
+  for (const [index, pass] of passes.entries()) {
+    const operations = await pass.plan(size);
+    if (operations === null) continue;
+    const image = operations(source());
+    const last = index === passes.length - 1;
+    // Fusing the last pass with the encoder saves a raw round trip. For jpeg that is only right
+    // when nothing can turn transparent after sharp's (early) flatten.
+    if (
+      output !== undefined &&
+      last &&
+      !pass.materialise &&
+      (output.format !== "jpeg" || (opaque && pass.keepsOpaque))
+    ) {
+      return await encode(bounded(image), output);
+    }
+    const { data, info } = await bounded(image.raw({ depth: "uchar" })).toBuffer({ resolveWithObject: true });
+    const raw = { width: info.width, height: info.height, channels: info.channels };
+    source = () => sharp(data, { raw, limitInputPixels: false });
+    size = { width: info.width, height: info.height };
+    opaque = info.channels === 1 || info.channels === 3;
+  }
+  return { source, size };
+}
+
+/**
+ * An animation kept as one: every frame is decoded once (one strip), runs the same passes on its
+ * own (so rotations, crops and overlays land the same on every frame), and the frames are joined
+ * again with their delays and loop count.
+ */
+async function transformAnimation(
+  input: Buffer,
+  metadata: Metadata,
+  frames: number,
+  request: TransformRequest,
+  decodeOptions: SharpOptions,
+  bounded: (image: Sharp) => Sharp,
+): Promise<EncodedImage> {
+  const strip = await bounded(
+    sharp(input, { ...decodeOptions, pages: -1 })
+      .ensureAlpha()
+      .raw({ depth: "uchar" }),
+  ).toBuffer({
+    resolveWithObject: true,
+  });
+  const width = strip.info.width;
+  const frameHeight = metadata.pageHeight ?? Math.floor(strip.info.height / frames);
+  const count = Math.floor(strip.info.height / frameHeight);
+  const frameBytes = width * frameHeight * 4;
+  const start = { width, height: frameHeight };
+  const passes = compilePasses(request.steps, start, decodeOptions);
+  const outputs: Buffer[] = [];
+  let size: Size = start;
+  for (let index = 0; index < count; index += 1) {
+    const pixels = strip.data.subarray(index * frameBytes, (index + 1) * frameBytes);
+    const raw = { width, height: frameHeight, channels: 4 as const };
+    const rendered = await render(
+      () => sharp(pixels, { raw, limitInputPixels: false }),
+      start,
+      false,
+      passes,
+      bounded,
+      undefined,
+    );
+    if ("format" in rendered) throw new Error("unreachable: frames are never encoded one by one");
+    const frame = await bounded(rendered.source().ensureAlpha().raw({ depth: "uchar" })).toBuffer({
+      resolveWithObject: true,
+    });
+    if (index > 0 && (frame.info.width !== size.width || frame.info.height !== size.height)) {
+      throw new Error("Frames of one animation came out in different sizes.");
+    }
+    size = { width: frame.info.width, height: frame.info.height };
+    outputs.push(frame.data);
+  }
+  const joined = sharp(Buffer.concat(outputs), {
+    raw: { width: size.width, height: size.height * count, channels: 4, pageHeight: size.height },
+    limitInputPixels: false,
+  });
+  const delay = metadata.delay?.slice(0, count);
+  const animation = {
+    loop: metadata.loop ?? 0,
+    ...(delay === undefined || delay.length === 0 ? {} : { delay }),
+  };
+  const encoded = await encode(bounded(joined), request.output, animation);
+  return { ...encoded, height: size.height, frames: count };
 }
 
 function assertSupported(request: TransformRequest): void {
@@ -196,7 +368,11 @@ function assertSupported(request: TransformRequest): void {
   }
 }
 
-async function encode(image: Sharp, output: OutputOptions): Promise<EncodedImage> {
+async function encode(
+  image: Sharp,
+  output: OutputOptions,
+  animation: { loop: number; delay?: number[] } = { loop: 0 },
+): Promise<EncodedImage> {
   const quality = Math.min(100, Math.max(1, Math.round(output.quality)));
   let encoder: Sharp;
   switch (output.format) {
@@ -209,7 +385,17 @@ async function encode(image: Sharp, output: OutputOptions): Promise<EncodedImage
       encoder = image.png({ compressionLevel: PNG_COMPRESSION_LEVEL });
       break;
     case "webp":
-      encoder = image.webp({ quality });
+      encoder = image.webp({ quality, ...animation });
+      break;
+    case "avif":
+      encoder = image.avif({ quality, effort: AVIF_EFFORT, chromaSubsampling: "4:2:0" });
+      break;
+    case "gif":
+      encoder = image.gif({ effort: GIF_EFFORT, dither: GIF_DITHER, ...animation });
+      break;
+    case "tiff":
+      // Lossless (LZW with the horizontal predictor); alpha kept; one page.
+      encoder = image.tiff({ compression: "lzw", predictor: "horizontal" });
       break;
   }
   const { data, info } = await encoder.toBuffer({ resolveWithObject: true });

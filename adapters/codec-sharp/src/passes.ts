@@ -1,6 +1,7 @@
 import type { ModulateStep, Position, Rgba, Size, TransformStep } from "@pixport/core";
 import { rotatedSize, stepOutputSize } from "@pixport/core";
 import type { Sharp, SharpOptions } from "sharp";
+import sharp from "sharp";
 import { compositeEntries } from "./overlay.js";
 
 /** sharp operations added to one pipeline. */
@@ -21,7 +22,9 @@ export interface Pass {
   keepsOpaque: boolean;
 }
 
-const GRAVITY: Readonly<Record<Position, string>> = {
+const GRAVITY: Readonly<Record<Position, string | number>> = {
+  entropy: sharp.strategy.entropy,
+  attention: sharp.strategy.attention,
   center: "centre",
   top: "north",
   right: "east",

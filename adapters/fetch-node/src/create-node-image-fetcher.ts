@@ -17,6 +17,7 @@ import {
   parseOptions,
   sniffImageFormat,
 } from "@pixport/core";
+import { acceptedFormats } from "@pixport/core/internal";
 import { z } from "zod";
 import { blockedAddressReason } from "./ip-address.js";
 
@@ -271,7 +272,7 @@ export function createNodeImageFetcher(options: NodeImageFetcherOptions = {}): I
         ErrorCodes.IMAGE_TOO_LARGE,
         `must point to a file no larger than ${formatBytes(request.maxBytes)}`,
       );
-      const notImage = fail(ErrorCodes.INVALID_IMAGE, "must point to a jpeg, png or webp image");
+      const notImage = fail(ErrorCodes.INVALID_IMAGE, `must point to ${acceptedFormats("image")}`);
       const encoding = String(response.headers["content-encoding"] ?? "identity")
         .trim()
         .toLowerCase();

@@ -1,6 +1,5 @@
 import path from "node:path";
 import {
-  compareNewestFirst,
   ErrorCodes,
   IMAGE_FORMATS,
   ImagePipelineError,
@@ -8,9 +7,9 @@ import {
   type ImageRepository,
   type KeyKind,
   type Logger,
-  paginate,
   silentLogger,
 } from "@pixport/core";
+import { compareNewestFirst, paginate } from "@pixport/core/internal";
 import { z } from "zod";
 import {
   type FsPromises,
@@ -85,6 +84,16 @@ const recordSchema = z.object({
   createdAt: z.string(),
   blobKey: z.string(),
   url: z.string().nullable(),
+  frames: z.number().int().positive().optional(),
+  facts: z
+    .object({
+      hasAlpha: z.boolean(),
+      frames: z.number().int().positive(),
+      dominantColor: z.string(),
+      thumbhash: z.string().nullable(),
+      blurhash: z.string().nullable(),
+    })
+    .optional(),
 });
 
 const RECORD_SUFFIX = ".json";
@@ -380,8 +389,10 @@ export function createFsImageRepository(options: FsImageRepositoryOptions): FsIm
       return write("updating an image record", id, async () => {
         const existing = (await withIndex(refresh)).byId.get(id);
         if (existing === undefined) return null;
-        if (patch.url === undefined) return { ...existing };
-        const updated: ImageRecord = { ...existing, url: patch.url };
+        if (patch.url === undefined && patch.facts === undefined) return { ...existing };
+        const updated: ImageRecord = { ...existing };
+        if (patch.url !== undefined) updated.url = patch.url;
+        if (patch.facts !== undefined) updated.facts = { ...patch.facts };
         await writeFileAtomic(fs, recordPath(id), JSON.stringify(updated));
         await withIndex(async () => {
           addToIndex(await refresh(), updated);

@@ -153,7 +153,7 @@ describe("layout and restart", () => {
 describe("record validation", () => {
   it("refuses a record it could not read back after a restart", async () => {
     const repository = createFsImageRepository({ root });
-    const bad = { ...conformanceImageRecord({ id: conformanceImageId(1) }), format: "gif" } as never;
+    const bad = { ...conformanceImageRecord({ id: conformanceImageId(1) }), format: "bmp" } as never;
     await expect(repository.insert(bad)).rejects.toThrow(/format/);
     expect(await repository.get(conformanceImageId(1))).toBeNull();
     expect(await createFsImageRepository({ root }).get(conformanceImageId(1))).toBeNull();

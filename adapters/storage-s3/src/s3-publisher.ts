@@ -6,8 +6,8 @@ import {
   type ImagePublisher,
   isImagePipelineError,
   MIME_TYPES,
-  publicKeyFor,
 } from "@pixport/core";
+import { publicKeyFor } from "@pixport/core/internal";
 import { createS3Caller, normalizePrefix, type S3RetryOptions } from "./errors.js";
 
 /**

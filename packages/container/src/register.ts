@@ -182,9 +182,11 @@ export async function registerPixport(
     const fetcher = optional(c, Tokens.Fetcher);
     const models = optional(c, Tokens.Models);
     const backgroundRemover = optional(c, Tokens.BackgroundRemover);
+    const placeholders = optional(c, Tokens.Placeholders);
     return createImagePipeline(
       {
         ...deps,
+        ...(placeholders === undefined ? {} : { placeholders }),
         ...(fetcher === undefined ? {} : { fetcher }),
         ...(models === undefined ? {} : { models }),
         ...(backgroundRemover === undefined ? {} : { backgroundRemover }),

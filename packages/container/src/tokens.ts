@@ -14,6 +14,7 @@ import type {
   LockService,
   Logger,
   ModelPorts,
+  PlaceholderEncoder,
   QuotaStore,
   RateLimiter,
 } from "@pixport/core";
@@ -62,6 +63,8 @@ export const Tokens = {
   Models: token<ModelPorts>("ModelPorts"),
   /** Optional: the engine of remove-background. */
   BackgroundRemover: token<BackgroundRemover>("BackgroundRemover"),
+  /** Optional: the ThumbHash/BlurHash encoder of image metadata (`@pixport/placeholders`). */
+  Placeholders: token<PlaceholderEncoder>("PlaceholderEncoder"),
   /** The options of `createImagePipeline` (limits, policies, work queue...). */
   PipelineOptions: token<ImagePipelineOptions>("ImagePipelineOptions"),
   /** The options of `createHttpHandler` (public base URL, upload limits...). */

@@ -1,12 +1,23 @@
-/** Image formats pixport reads and writes. The list may grow; `jpg` is only an input alias. */
-export const IMAGE_FORMATS = ["jpeg", "png", "webp"] as const;
+/**
+ * Image formats pixport reads and writes. The list grows over time (the contract's three come
+ * first); `jpg` is only an input alias. HEIF images coded with AV1 are read as `avif` (an AVIF file
+ * is exactly that); HEIF coded with HEVC (most iPhone HEIC files) is refused, see
+ * {@link describeUnsupportedImage}.
+ */
+export const IMAGE_FORMATS = ["jpeg", "png", "webp", "avif", "gif", "tiff"] as const;
 export type ImageFormat = (typeof IMAGE_FORMATS)[number];
+
+/** Formats that carry an animation; a codec keeps it when it lists the format in `capabilities.animation`. */
+export const ANIMATED_FORMATS: readonly ImageFormat[] = ["gif", "webp"];
 
 /** MIME type per format, used for downloads, blob metadata and public copies. */
 export const MIME_TYPES: Readonly<Record<ImageFormat, string>> = {
   jpeg: "image/jpeg",
   png: "image/png",
   webp: "image/webp",
+  avif: "image/avif",
+  gif: "image/gif",
+  tiff: "image/tiff",
 };
 
 /** File extension per format (public URLs and blob keys). */
@@ -14,11 +25,28 @@ export const FILE_EXTENSIONS: Readonly<Record<ImageFormat, string>> = {
   jpeg: "jpg",
   png: "png",
   webp: "webp",
+  avif: "avif",
+  gif: "gif",
+  tiff: "tiff",
 };
 
-/** Whether the format can carry an alpha channel. */
+/**
+ * Whether the format can carry transparency. GIF can, with one fully transparent palette entry
+ * (translucent pixels become opaque or transparent).
+ */
 export function formatHasAlpha(format: ImageFormat): boolean {
   return format !== "jpeg";
+}
+
+/** Human list of the accepted formats for messages: `jpeg, png, webp, avif, gif or tiff`. */
+export const FORMAT_LIST = `${IMAGE_FORMATS.slice(0, -1).join(", ")} or ${IMAGE_FORMATS.at(-1)}`;
+
+/**
+ * The accepted formats in a 422 message, starting with the contract's own words (`a jpeg, png or
+ * webp file`) so clients that match them keep working, then the formats pixport adds.
+ */
+export function acceptedFormats(noun: "file" | "image"): string {
+  return `a jpeg, png or webp ${noun} (or ${IMAGE_FORMATS.slice(3, -1).join(", ")} or ${IMAGE_FORMATS.at(-1)})`;
 }
 
 /**
@@ -67,6 +95,27 @@ export interface ImageRecord {
   blobKey: string;
   /** Public URL while published, else `null`. */
   url: string | null;
+  /** Frames of an animation (1, or absent, for a still image). */
+  frames?: number;
+  /**
+   * Facts computed once from the stored bytes (`GET /v1/images/{id}/metadata`); absent on records
+   * made before they existed, which get them on first request.
+   */
+  facts?: ImageFacts;
+}
+
+/** What `GET /v1/images/{id}/metadata` adds to the record, computed when the image is created. */
+export interface ImageFacts {
+  /** Some pixel is not fully opaque. */
+  hasAlpha: boolean;
+  /** Frames of an animation, 1 for a still image. */
+  frames: number;
+  /** The most common colour (alpha-weighted, 4-bit buckets, the bucket's mean), `#rrggbb`. */
+  dominantColor: string;
+  /** Base64 ThumbHash of the first frame, or `null` when the pipeline has no placeholder encoder. */
+  thumbhash: string | null;
+  /** BlurHash (4x3 components) of the first frame, or `null` likewise. */
+  blurhash: string | null;
 }
 
 /** Projects a stored record to the wire resource, with the contract's key order. */
@@ -89,15 +138,88 @@ export function blobKeyFor(id: string, format: ImageFormat): string {
 }
 
 /**
- * Detects jpeg, png or webp from the leading bytes (magic numbers). The declared content type and
- * file name are never trusted. Returns `null` for anything else (SVG, GIF, TIFF, HTML, ...).
+ * Detects the format from the leading bytes (magic numbers): jpeg, png, webp, gif (87a/89a), tiff
+ * (both byte orders; BigTIFF is refused) and avif (an ISO-BMFF `ftyp` of the HEIF family whose
+ * image items are coded with AV1). The declared content type and file name are never trusted.
+ * Returns `null` for anything else (SVG, HEIC coded with HEVC, HTML, ...).
  */
 export function sniffImageFormat(bytes: Uint8Array): ImageFormat | null {
   if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return "jpeg";
   const png = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
   if (bytes.length >= 8 && png.every((byte, index) => bytes[index] === byte)) return "png";
   if (bytes.length >= 12 && ascii(bytes, 0, 4) === "RIFF" && ascii(bytes, 8, 12) === "WEBP") return "webp";
+  if (bytes.length >= 6 && (ascii(bytes, 0, 6) === "GIF87a" || ascii(bytes, 0, 6) === "GIF89a")) return "gif";
+  if (
+    bytes.length >= 8 &&
+    ((bytes[0] === 0x49 && bytes[1] === 0x49 && bytes[2] === 0x2a && bytes[3] === 0x00) ||
+      (bytes[0] === 0x4d && bytes[1] === 0x4d && bytes[2] === 0x00 && bytes[3] === 0x2a))
+  ) {
+    return "tiff";
+  }
+  if (heifCoding(bytes) === "av1") return "avif";
   return null;
+}
+
+/** `ftyp` brands of the HEIF family (ISO/IEC 23008-12) and AVIF. */
+const HEIF_BRANDS = new Set([
+  "avif",
+  "avis",
+  "heic",
+  "heix",
+  "heim",
+  "heis",
+  "hevc",
+  "hevx",
+  "mif1",
+  "msf1",
+  "mif2",
+]);
+/** How far into a HEIF file the coding configuration box is looked for (it sits in `meta`, first). */
+const HEIF_SCAN_BYTES = 64 * 1024;
+
+/**
+ * The coding of a HEIF-family file: `av1` (an `av1C` configuration box, or an `avif`/`avis` brand),
+ * `hevc` (an `hvcC` box), `other`, or `null` when the bytes are not an ISO-BMFF file of the HEIF
+ * family.
+ */
+function heifCoding(bytes: Uint8Array): "av1" | "hevc" | "other" | null {
+  if (bytes.length < 16 || ascii(bytes, 4, 8) !== "ftyp") return null;
+  const size = ((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0;
+  if (size < 16 || size > 4096 || size > bytes.length) return null;
+  const brands = [ascii(bytes, 8, 12)];
+  for (let offset = 16; offset + 4 <= size; offset += 4) brands.push(ascii(bytes, offset, offset + 4));
+  if (!brands.some((brand) => HEIF_BRANDS.has(brand))) return null;
+  const end = Math.min(bytes.length, HEIF_SCAN_BYTES);
+  if (findAscii(bytes, "av1C", size, end)) return "av1";
+  if (findAscii(bytes, "hvcC", size, end)) return "hevc";
+  return brands.includes("avif") || brands.includes("avis") ? "av1" : "other";
+}
+
+/**
+ * Why well-known image bytes pixport cannot read are refused, for the 422 message; `null` when the
+ * bytes are not one of those (the generic message applies). Today: HEIC coded with HEVC.
+ */
+export function describeUnsupportedImage(bytes: Uint8Array): string | null {
+  const coding = heifCoding(bytes);
+  if (coding === "hevc") {
+    return "is a HEIC image coded with HEVC, which pixport cannot decode; convert it to JPEG or AVIF first (on an iPhone: Settings > Camera > Formats > Most Compatible)";
+  }
+  if (coding === "other")
+    return "is a HEIF image in a coding pixport cannot decode; convert it to JPEG or AVIF first";
+  return null;
+}
+
+function findAscii(bytes: Uint8Array, text: string, start: number, end: number): boolean {
+  const first = text.charCodeAt(0);
+  for (let index = start; index + text.length <= end; index += 1) {
+    if (bytes[index] !== first) continue;
+    let match = true;
+    for (let offset = 1; offset < text.length && match; offset += 1) {
+      match = bytes[index + offset] === text.charCodeAt(offset);
+    }
+    if (match) return true;
+  }
+  return false;
 }
 
 function ascii(bytes: Uint8Array, start: number, end: number): string {

@@ -1,7 +1,6 @@
 export {
   type BlobStorePublisherOptions,
   createBlobStorePublisher,
-  publicKeyFor,
 } from "./blob-store-publisher.js";
 export {
   type CachingBlobStoreOptions,
@@ -23,12 +22,14 @@ export {
   hashApiKey,
 } from "./ids.js";
 export {
+  ANIMATED_FORMATS,
   blobKeyFor,
   FILE_EXTENSIONS,
   formatHasAlpha,
   IMAGE_FORMATS,
   IMAGE_ID_PATTERN,
   type Image,
+  type ImageFacts,
   type ImageFormat,
   type ImageRecord,
   type KeyKind,
@@ -56,12 +57,9 @@ export {
 export { createMemoryLockService } from "./memory/memory-lock-service.js";
 export { createMemoryQuotaStore } from "./memory/memory-quota-store.js";
 export { createMemoryRateLimiter } from "./memory/memory-rate-limiter.js";
-export {
-  compareNewestFirst,
-  paginate,
-} from "./memory/paginate.js";
 export type { Caller } from "./operations/context.js";
 export type { CreateImageFromUrlInput } from "./operations/create-image-from-url.js";
+export type { ImageMetadata } from "./operations/image-facts.js";
 export type {
   DownloadedImage,
   ImageIdInput,
@@ -107,7 +105,6 @@ export {
   BILLING_UNITS,
   billedUnits,
 } from "./policies/billing.js";
-
 export {
   type PolicyOptions,
   policyOptionsSchema,
@@ -122,11 +119,9 @@ export {
   type ModelCircuitOptions,
   modelCircuitOptionsSchema,
 } from "./policies/model-circuit.js";
-
 export {
   DEFAULT_TEST_WATERMARK,
   type TestWatermark,
-  testWatermarkLayer,
 } from "./policies/test-watermark.js";
 export {
   DEFAULT_ALLOWED_ORIGINS,
@@ -150,7 +145,6 @@ export type {
 } from "./ports/background-remover.js";
 export {
   assertBlobKey,
-  BLOB_KEY_PATTERN,
   type BlobEntry,
   type BlobInfo,
   type BlobMetadata,
@@ -172,6 +166,8 @@ export type {
   EncodedImage,
   ImageCodec,
   ImageHeader,
+  ImageSample,
+  SmartCropStrategy,
   TransformRequest,
 } from "./ports/image-codec.js";
 export type {
@@ -205,6 +201,7 @@ export {
   type Logger,
   silentLogger,
 } from "./ports/logger.js";
+export type { PlaceholderEncoder, PlaceholderPixels } from "./ports/placeholder-encoder.js";
 export type {
   QuotaReservation,
   QuotaReserveRequest,
@@ -271,10 +268,8 @@ export {
   BLACK,
   parseColor,
   type Rgba,
-  TRANSPARENT,
 } from "./transforms/color.js";
 export {
-  blurSteps,
   rotatedSize,
   type Size,
   stepOutputSize,

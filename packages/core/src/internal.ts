@@ -3,14 +3,19 @@
  * the public entry so that `@pixport/core` stays the library's surface. No stability promise: these
  * may change in any release.
  */
+
+export { publicKeyFor } from "./blob-store-publisher.js";
 export { imageNotFound } from "./errors.js";
 export {
   API_KEY_PATTERN,
   constantTimeEqual,
   randomString,
 } from "./ids.js";
-export { toImage } from "./image.js";
+export { acceptedFormats, describeUnsupportedImage, FORMAT_LIST, toImage } from "./image.js";
+export { compareNewestFirst, paginate } from "./memory/paginate.js";
 export type { PipelineContext } from "./operations/context.js";
+export { probeInput } from "./operations/context.js";
+export { dominantColor, SAMPLE_SIDE } from "./operations/image-facts.js";
 export {
   DEFAULT_MODEL_IMAGE_SIDE,
   IMAGINE_SIZE,
@@ -39,6 +44,7 @@ export {
   type ShareLinkProvider,
   type ShareLinkProviderName,
 } from "./policies/share-links.js";
+export { testWatermarkLayer } from "./policies/test-watermark.js";
 export {
   createUrlImportPolicy,
   type ResolvedUrlImportOptions,
@@ -51,12 +57,11 @@ export {
   createWorkGate,
   type WorkGate,
 } from "./policies/work-gate.js";
+export { BLOB_KEY_PATTERN } from "./ports/blob-store.js";
 export {
   formatIssues,
   parseAll,
   watermarkEntrySchema,
 } from "./schemas.js";
-export {
-  DIRECT_BLUR_MAX_SIGMA,
-  planOutputSize,
-} from "./transforms/plan.js";
+export { TRANSPARENT } from "./transforms/color.js";
+export { blurSteps, DIRECT_BLUR_MAX_SIGMA, planOutputSize } from "./transforms/plan.js";

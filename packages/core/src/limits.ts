@@ -12,6 +12,11 @@ export const limitsSchema = z.object({
     .default(20 * 1024 * 1024),
   /** Largest decoded input, width x height. @default 50,000,000 */
   maxInputPixels: z.number().int().positive().default(50_000_000),
+  /**
+   * Most frames of an animation (or pages of a TIFF), counted from the header before decoding.
+   * `maxInputPixels` also bounds the whole animation: frames x width x height. @default 200
+   */
+  maxFrames: z.number().int().positive().default(200),
   /** Largest input side, px. @default 10,000 */
   maxInputSide: z.number().int().positive().default(10_000),
   /** Largest output side, px. @default 10,000 */

@@ -9,6 +9,7 @@ import { createMemoryRateLimiter } from "./memory/memory-rate-limiter.js";
 import { authenticate } from "./operations/authenticate.js";
 import type { Caller, PipelineContext } from "./operations/context.js";
 import { type CreateImageFromUrlInput, createImageFromUrl } from "./operations/create-image-from-url.js";
+import { getImageMetadata, type ImageMetadata } from "./operations/image-facts.js";
 import {
   type DownloadedImage,
   deleteImage,
@@ -18,6 +19,7 @@ import {
   type ImageList,
   type ListImagesRequest,
   listImages,
+  parseImageId,
   publishImage,
   unpublishImage,
 } from "./operations/manage-images.js";
@@ -72,6 +74,7 @@ import type { ImageRepository } from "./ports/image-repository.js";
 import type { KeyStore } from "./ports/key-store.js";
 import type { LockService } from "./ports/lock-service.js";
 import { type Logger, silentLogger } from "./ports/logger.js";
+import type { PlaceholderEncoder } from "./ports/placeholder-encoder.js";
 import type { QuotaStore } from "./ports/quota-store.js";
 import type { RateLimitDecision, RateLimiter } from "./ports/rate-limiter.js";
 import type { TextFormat } from "./ports/text-extractor.js";
@@ -123,6 +126,11 @@ export interface ImagePipelineDeps {
    * operation whose port is missing answers `MODEL_NOT_CONFIGURED` (501).
    */
   models?: ModelPorts;
+  /**
+   * Encodes the ThumbHash and BlurHash placeholders of `getImageMetadata` (e.g.
+   * `createThumbhashPlaceholders()` from `@pixport/placeholders`). Without one the hashes are `null`.
+   */
+  placeholders?: PlaceholderEncoder;
   /**
    * The remover of `remove-background` (e.g. `@pixport/background-sharp`, embedded and offline).
    * Without one that operation answers `MODEL_NOT_CONFIGURED` (501).
@@ -210,6 +218,12 @@ export interface ImagePipeline {
   uploadImage(caller: Caller, input: UploadImageInput): Promise<Image>;
   createImageFromUrl(caller: Caller, input: CreateImageFromUrlInput): Promise<Image>;
   getImage(caller: Caller, input: ImageIdInput): Promise<Image>;
+  /**
+   * The image's facts: size, format, frames, `has_alpha`, `dominant_color` and its ThumbHash and
+   * BlurHash placeholders. Computed once when the image is created (older images: on first call,
+   * then stored); not billed.
+   */
+  getImageMetadata(caller: Caller, input: ImageIdInput): Promise<ImageMetadata>;
   listImages(caller: Caller, input: ListImagesRequest): Promise<ImageList>;
   deleteImage(caller: Caller, input: ImageIdInput): Promise<void>;
   downloadImage(caller: Caller, input: ImageIdInput): Promise<DownloadedImage>;
@@ -292,6 +306,7 @@ export function createImagePipeline(
         }),
     },
     testWatermark: settings.testWatermark ?? DEFAULT_TEST_WATERMARK,
+    placeholders: deps.placeholders,
     memory: settings.memoryBudget === undefined ? undefined : createMemoryBudget(settings.memoryBudget),
     urlImport: {
       policy: createUrlImportPolicy(settings.urlImport),
@@ -376,6 +391,7 @@ export function createImagePipeline(
       createImageFromUrl(context, caller, input),
     ),
     getImage: (caller, input) => getImage(context, caller, input),
+    getImageMetadata: (caller, input) => getImageMetadata(context, caller, parseImageId(input)),
     listImages: (caller, input) => listImages(context, caller, input),
     deleteImage: (caller, input) => deleteImage(context, caller, input),
     downloadImage: (caller, input) => downloadImage(context, caller, input),

@@ -67,7 +67,9 @@ export const listImagesSchema = z.object({
 export const mirrorSchema = z.object({ mode: oneOf(["horizontal", "vertical", "both"]), ...optionalName });
 
 export const convertSchema = z.object({
-  format: oneOf(["jpeg", "png", "webp", "jpg"]).transform((value) => (value === "jpg" ? "jpeg" : value)),
+  format: oneOf(["jpeg", "png", "webp", "avif", "gif", "tiff", "jpg"]).transform((value) =>
+    value === "jpg" ? "jpeg" : value,
+  ),
   /** @default 100 */
   quality: integerBetween(1, 100).default(100),
   ...optionalName,
@@ -83,6 +85,10 @@ export const POSITIONS = [
   "top-right",
   "bottom-left",
   "bottom-right",
+  /** Smart crops (`fit: cover` only): the busiest region. */
+  "entropy",
+  /** Smart crops (`fit: cover` only): the most salient region (skin, saturation, edges). */
+  "attention",
 ] as const;
 
 export const resizeSchema = z

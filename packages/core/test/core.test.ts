@@ -16,7 +16,7 @@ import {
   rotatedSize,
   sniffImageFormat,
 } from "../src/index.js";
-import { constantTimeEqual } from "../src/internal.js";
+import { constantTimeEqual, describeUnsupportedImage } from "../src/internal.js";
 
 describe("parseColor", () => {
   it("parses names, short and long hex with alpha, and transparent", () => {
@@ -66,12 +66,41 @@ describe("ids and keys", () => {
 });
 
 describe("sniffImageFormat", () => {
-  it("recognises jpeg, png and webp by magic bytes only", () => {
+  it("recognises every format by magic bytes only, and refuses HEVC-coded HEIC with a reason", () => {
     expect(sniffImageFormat(new Uint8Array([0xff, 0xd8, 0xff, 0xe0]))).toBe("jpeg");
     expect(sniffImageFormat(new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))).toBe("png");
     expect(sniffImageFormat(new TextEncoder().encode("RIFF\0\0\0\0WEBPVP8 "))).toBe("webp");
     expect(sniffImageFormat(new TextEncoder().encode("<svg xmlns=..."))).toBeNull();
-    expect(sniffImageFormat(new TextEncoder().encode("GIF89a"))).toBeNull();
+    expect(sniffImageFormat(new TextEncoder().encode("GIF89a"))).toBe("gif");
+    expect(sniffImageFormat(new TextEncoder().encode("GIF90a"))).toBeNull();
+    expect(sniffImageFormat(new Uint8Array([0x49, 0x49, 0x2a, 0, 8, 0, 0, 0]))).toBe("tiff");
+    expect(sniffImageFormat(new Uint8Array([0x4d, 0x4d, 0, 0x2a, 0, 0, 0, 8]))).toBe("tiff");
+    // BigTIFF (version 43) is not read.
+    expect(sniffImageFormat(new Uint8Array([0x49, 0x49, 0x2b, 0, 8, 0, 0, 0]))).toBeNull();
+    const box = (type: string, body: number[]) => {
+      const bytes = [...new TextEncoder().encode(type), ...body];
+      return [0, 0, 0, bytes.length + 4, ...bytes];
+    };
+    const brands = (major: string) => [
+      ...new TextEncoder().encode(major),
+      0,
+      0,
+      0,
+      0,
+      ...new TextEncoder().encode("mif1"),
+    ];
+    const heif = (major: string, config: string) =>
+      Uint8Array.from([
+        ...box("ftyp", brands(major)),
+        ...box("meta", [0, 0, 0, 0, ...box(config, [1, 2, 3, 4])]),
+      ]);
+    expect(sniffImageFormat(heif("avif", "av1C"))).toBe("avif");
+    expect(sniffImageFormat(heif("mif1", "av1C")), "HEIF coded with AV1 is read as avif").toBe("avif");
+    expect(sniffImageFormat(heif("heic", "hvcC"))).toBeNull();
+    expect(describeUnsupportedImage(heif("heic", "hvcC"))).toMatch(
+      /HEIC image coded with HEVC.*JPEG or AVIF/,
+    );
+    expect(describeUnsupportedImage(new TextEncoder().encode("<svg"))).toBeNull();
     expect(sniffImageFormat(new Uint8Array())).toBeNull();
   });
 });
@@ -176,7 +205,7 @@ describe("pipeline", () => {
       .catch((caught: unknown) => caught);
     expect(isImagePipelineError(upload) && upload.issues).toEqual([
       { path: "name", message: "is required" },
-      { path: "image", message: "must be a jpeg, png or webp file" },
+      { path: "image", message: "must be a jpeg, png or webp file (or avif, gif or tiff)" },
     ]);
   });
 

@@ -139,7 +139,7 @@ describe("createImageFromUrl", () => {
     ["SOURCE_NOT_ACCESSIBLE", "is not accessible (the source answered 404); it must be public or pre-signed"],
     ["SOURCE_ERROR", "could not be fetched (the source answered 503)"],
     ["IMAGE_TOO_LARGE", "must point to a file no larger than 20MB"],
-    ["INVALID_IMAGE", "must point to a jpeg, png or webp image"],
+    ["INVALID_IMAGE", "must point to a jpeg, png or webp image (or avif, gif or tiff)"],
   ] as const)("maps a %s fetch failure to a 422 entry on url", async (code, message) => {
     const { fetcher } = fakeFetcher(async () => {
       throw new ImagePipelineError(code, message, { cause: new Error("10.0.0.5 internal detail") });
@@ -174,7 +174,10 @@ describe("createImageFromUrl", () => {
       await errorsOf(
         pipeline.createImageFromUrl(caller, { body: { name: "x", url: "https://pub-1.r2.dev/a" } }),
       ),
-    ).toEqual({ code: "INVALID_IMAGE", errors: ["url must be a jpeg, png or webp file"] });
+    ).toEqual({
+      code: "INVALID_IMAGE",
+      errors: ["url must be a jpeg, png or webp file (or avif, gif or tiff)"],
+    });
     const huge = setup({
       fetcher: fakeFetcher(async () => PNG).fetcher,
       pipeline: { limits: { maxUploadBytes: 10 } },

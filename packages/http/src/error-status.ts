@@ -79,7 +79,13 @@ export function jsonResponse(
  * cause: the client gets a generic sentence, the logger gets the rest.
  */
 export function errorResponse(error: ImagePipelineError): HttpResponse {
-  const row = ERROR_STATUS[error.code] ?? ERROR_STATUS.INTERNAL;
+  // A capability the codec lacks for a request field (an animation it cannot write, a smart crop
+  // it does not offer, a format it cannot read) is the client's to change: 422 naming the field.
+  // Without a field it is the deployment's gap: 501.
+  const row =
+    error.code === ErrorCodes.UNSUPPORTED_OPERATION && error.issues.length > 0
+      ? { ...VALIDATION, slug: "validation-error" }
+      : (ERROR_STATUS[error.code] ?? ERROR_STATUS.INTERNAL);
   const base = { type: ERROR_TYPE_BASE + row.slug, error: row.title, status: row.status };
   const headers: Record<string, string> = {};
   // Every 503 says when to retry: storage outages without their own hint get 5 s.

@@ -37,6 +37,45 @@ export const imageSchema = z
   })
   .meta({ description: "An image. Every create, transform, publish, unpublish and get call returns one." });
 
+/** `GET /v1/images/{image_id}/metadata` (pixport's own route, not in the contract). */
+export const imageMetadataSchema = z
+  .object({
+    id: z
+      .string()
+      .regex(IMAGE_ID_PATTERN)
+      .meta({ examples: [IMAGE_ID_EXAMPLE] }),
+    width: z.int().positive().meta({ description: "Pixels (of one frame)." }),
+    height: z.int().positive().meta({ description: "Pixels (of one frame)." }),
+    format: z.enum(IMAGE_FORMATS),
+    size: z.int().nonnegative().meta({ description: "Bytes of the stored image." }),
+    has_alpha: z.boolean().meta({ description: "Some pixel is not fully opaque." }),
+    frames: z.int().positive().meta({ description: "Frames of an animation; 1 for a still image." }),
+    dominant_color: z
+      .string()
+      .regex(/^#[0-9a-f]{6}$/)
+      .nullable()
+      .meta({
+        description: "The most common colour (alpha-weighted, 4-bit buckets, the bucket's mean).",
+        examples: ["#3a6ea5"],
+      }),
+    thumbhash: z
+      .string()
+      .nullable()
+      .meta({
+        description:
+          "Base64 ThumbHash of the (first frame of the) image: decode it with the `thumbhash` package's `thumbHashToDataURL` for a placeholder.",
+        examples: ["1QcSHQRnh493V4dIh4eXh1h4kJUI"],
+      }),
+    blurhash: z
+      .string()
+      .nullable()
+      .meta({ description: "BlurHash with 4 x 3 components.", examples: ["LEHV6nWB2yk8pyo0adR*.7kCMdnj"] }),
+  })
+  .meta({
+    description:
+      "Facts about an image, computed once when it is created (images made before this route existed: on first request) and stored, so the answer decodes nothing. Not billed.",
+  });
+
 /** `GET /v1/images`: one page, newest first, with absolute links to the neighbouring pages. */
 export const imageListSchema = z.object({
   data: z.array(imageSchema),

@@ -33,6 +33,7 @@ import {
 import { createNodeImageFetcher } from "@pixport/fetch-node";
 import type { RequestEvent } from "@pixport/http";
 import { createTesseractTextExtractor } from "@pixport/ocr-tesseract";
+import { createThumbhashPlaceholders } from "@pixport/placeholders";
 import {
   createRedisAccountStore,
   createRedisImageRepository,
@@ -218,6 +219,9 @@ export async function createPixportRuntime(
       options.instrumentation === undefined ? plain : instrumentModels(plain, options.instrumentation);
     give(Tokens.Models, () => models);
   }
+  // ThumbHash and BlurHash of every new image, for GET /v1/images/{id}/metadata.
+  if (!scope.isRegistered(Tokens.Placeholders, true))
+    give(Tokens.Placeholders, () => createThumbhashPlaceholders());
   if (!scope.isRegistered(Tokens.BackgroundRemover, true)) {
     const backgroundRemover = await createBackgroundRemover(config, logger);
     if (backgroundRemover !== undefined) {

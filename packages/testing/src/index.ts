@@ -73,6 +73,7 @@ export {
   type MaskFixture,
   orientedFixtureJpeg,
 } from "./fixtures/background.js";
+export { declaredSizeBomb, manyFramesGif, manyPagesTiff } from "./fixtures/bombs.js";
 export { OCR_DOCUMENT_SUITE, type SuiteDocument } from "./fixtures/document-suite.js";
 export {
   BODY_FONT_SIZE,
@@ -106,9 +107,11 @@ export {
   describeEncoded,
   type EncodeOptions,
   edgeContrast,
+  encodeAnimation,
   encodePixels,
   GARBAGE_BYTES,
   GIF_BYTES,
+  HEIC_HEVC_BYTES,
   halvesImage,
   hue,
   hueDistance,

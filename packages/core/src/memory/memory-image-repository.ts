@@ -24,7 +24,9 @@ export function createMemoryImageRepository(): ImageRepository {
       const record = records.get(id);
       if (record === undefined) return null;
       // Only known fields, and `undefined` means "leave unchanged" (a spread would erase `url`).
-      const updated = patch.url === undefined ? { ...record } : { ...record, url: patch.url };
+      const updated = { ...record };
+      if (patch.url !== undefined) updated.url = patch.url;
+      if (patch.facts !== undefined) updated.facts = { ...patch.facts };
       records.set(id, updated);
       return { ...updated };
     },

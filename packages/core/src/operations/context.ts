@@ -1,5 +1,13 @@
-import { ErrorCodes, ImagePipelineError, imageNotFound, isImagePipelineError } from "../errors.js";
 import {
+  ErrorCodes,
+  ImagePipelineError,
+  imageNotFound,
+  isImagePipelineError,
+  validationError,
+} from "../errors.js";
+import {
+  ANIMATED_FORMATS,
+  acceptedFormats,
   blobKeyFor,
   type Image,
   type ImageFormat,
@@ -16,15 +24,17 @@ import type { UrlImportPolicy } from "../policies/url-import-policy.js";
 import type { BlobStore } from "../ports/blob-store.js";
 import type { Clock } from "../ports/clock.js";
 import type { IdGenerator } from "../ports/id-generator.js";
-import type { EncodedImage, ImageCodec } from "../ports/image-codec.js";
+import type { EncodedImage, ImageCodec, ImageHeader } from "../ports/image-codec.js";
 import type { ImageFetcher } from "../ports/image-fetcher.js";
 import type { ImagePublisher } from "../ports/image-publisher.js";
 import type { ImageRepository } from "../ports/image-repository.js";
 import type { KeyStore } from "../ports/key-store.js";
 import type { LockService } from "../ports/lock-service.js";
 import type { Logger } from "../ports/logger.js";
+import type { PlaceholderEncoder } from "../ports/placeholder-encoder.js";
 import type { Size } from "../transforms/plan.js";
 import type { TransformStep } from "../transforms/steps.js";
+import { computeImageFacts } from "./image-facts.js";
 
 /** The authenticated caller of an operation. */
 export interface Caller {
@@ -57,6 +67,8 @@ export interface PipelineContext {
   policy: PolicyContext;
   /** The mark stamped on every image a test key produces. */
   testWatermark: TestWatermark;
+  /** Encodes the ThumbHash/BlurHash of new images; `undefined`: metadata has `null` hashes. */
+  placeholders: PlaceholderEncoder | undefined;
   /** The node's memory budget of image jobs; `undefined` when the pipeline has none. */
   memory: MemoryBudget | undefined;
   urlImport: {
@@ -119,6 +131,16 @@ export async function storeNewImage(
     blobKey,
     url: null,
   };
+  const frames = Math.max(1, encoded.frames ?? 1);
+  if (frames > 1) record.frames = frames;
+  // Facts are computed now, from the bytes about to be stored, so the metadata endpoint decodes
+  // nothing; a failure here only postpones them to the first metadata request.
+  try {
+    const facts = await computeImageFacts(context, encoded.data, frames);
+    if (facts !== undefined) record.facts = facts;
+  } catch (error) {
+    context.logger.warn?.("could not compute the facts of a new image", { id, error: String(error) });
+  }
   await context.blobStore.put(blobKey, encoded.data, { contentType: MIME_TYPES[encoded.format] });
   try {
     await context.images.insert(record);
@@ -140,11 +162,19 @@ export async function storeNewImage(
  */
 export async function withMemory<T>(
   context: PipelineContext,
-  job: { input: Size; steps: readonly TransformStep[]; field: string; signal?: AbortSignal | undefined },
+  job: {
+    input: Size;
+    steps: readonly TransformStep[];
+    field: string;
+    signal?: AbortSignal | undefined;
+    /** Frames the job decodes (an animation kept as one); 1 when absent. */
+    frames?: number | undefined;
+  },
   task: () => Promise<T>,
 ): Promise<T> {
   if (context.memory === undefined) return task();
-  const release = await context.memory.reserve(estimateJobBytes(job.input, job.steps), job.field, job.signal);
+  const bytes = estimateJobBytes(job.input, job.steps, Math.max(1, job.frames ?? 1));
+  const release = await context.memory.reserve(bytes, job.field, job.signal);
   try {
     return await task();
   } finally {
@@ -210,4 +240,82 @@ export function producedImageSteps(
 ): TransformStep[] {
   if (caller.keyKind !== "test") return [];
   return [{ type: "overlay", layers: [testWatermarkLayer(finalSize, context.testWatermark)] }];
+}
+
+/**
+ * Reads the header of new input bytes through the codec and checks it before any pixel is decoded:
+ * a format the codec cannot read, an animation it cannot keep, the side and pixel limits (per
+ * frame and frames x width x height for the whole animation) and the frame count. Each refusal is
+ * a 422 naming `field`.
+ */
+export async function probeInput(
+  codec: ImageCodec,
+  bytes: Uint8Array,
+  limits: Pick<Limits, "maxInputSide" | "maxInputPixels" | "maxFrames">,
+  field: string,
+): Promise<ImageHeader & { frames: number }> {
+  const header = await codec.probe(bytes).catch(() => null);
+  if (header === null) {
+    throw validationError(
+      [{ path: field, message: `must be a valid ${acceptedFormats("image").slice(2)}` }],
+      ErrorCodes.INVALID_IMAGE,
+    );
+  }
+  const frames = Math.max(1, Math.floor(header.frames ?? 1));
+  const what =
+    frames > 1
+      ? ` (received ${frames} frames of ${header.width} x ${header.height})`
+      : ` (received ${header.width} x ${header.height})`;
+  if (frames > limits.maxFrames) {
+    throw validationError(
+      [{ path: field, message: `must have at most ${limits.maxFrames} frames or pages${what}` }],
+      ErrorCodes.IMAGE_TOO_LARGE,
+    );
+  }
+  if (
+    header.width > limits.maxInputSide ||
+    header.height > limits.maxInputSide ||
+    header.width * header.height * frames > limits.maxInputPixels
+  ) {
+    const whole = frames > 1 ? " in all its frames together" : "";
+    throw validationError(
+      [
+        {
+          path: field,
+          message: `must be at most ${limits.maxInputSide} x ${limits.maxInputSide} pixels and ${limits.maxInputPixels / 1e6} megapixels${whole}${what}`,
+        },
+      ],
+      ErrorCodes.IMAGE_TOO_LARGE,
+    );
+  }
+  if (!codec.capabilities.inputFormats.includes(header.format)) {
+    throw new ImagePipelineError(
+      ErrorCodes.UNSUPPORTED_OPERATION,
+      `The ${codec.name} codec cannot read ${header.format}.`,
+      {
+        issues: [
+          { path: field, message: `is a ${header.format} image, which the ${codec.name} codec cannot read` },
+        ],
+      },
+    );
+  }
+  if (
+    frames > 1 &&
+    ANIMATED_FORMATS.includes(header.format) &&
+    !(codec.capabilities.animation ?? []).includes(header.format)
+  ) {
+    throw new ImagePipelineError(
+      ErrorCodes.UNSUPPORTED_OPERATION,
+      `The ${codec.name} codec cannot keep a ${header.format} animation.`,
+      {
+        issues: [
+          {
+            path: field,
+            message: `is an animated ${header.format} (${frames} frames), which the ${codec.name} codec cannot keep animated; send one frame or use the sharp codec`,
+          },
+        ],
+      },
+    );
+  }
+  return { ...header, frames };
 }

@@ -8,7 +8,7 @@ export interface ImageIdInput {
   imageId: unknown;
 }
 
-function parseImageId(input: ImageIdInput): string {
+export function parseImageId(input: ImageIdInput): string {
   return parseAll([[imagePathSchema, { image_id: input.imageId }]] as const)[0].image_id;
 }
 

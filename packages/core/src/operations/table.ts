@@ -11,6 +11,8 @@ export const OPERATIONS_TABLE = {
   uploadImage: { billing: 1, gated: true },
   createImageFromUrl: { billing: 1, gated: true },
   getImage: { billing: 0, gated: false },
+  /** Size, format, frames, alpha, dominant colour and placeholder hashes, stored at creation. */
+  getImageMetadata: { billing: 0, gated: false },
   listImages: { billing: 0, gated: false },
   deleteImage: { billing: 0, gated: false },
   downloadImage: { billing: 0, gated: false },

@@ -1,6 +1,12 @@
 import { z } from "zod";
-import { ErrorCodes, isImagePipelineError, type ValidationIssue, validationError } from "../errors.js";
-import { formatHasAlpha, type Image, type ImageFormat, type ImageRecord } from "../image.js";
+import {
+  ErrorCodes,
+  ImagePipelineError,
+  isImagePipelineError,
+  type ValidationIssue,
+  validationError,
+} from "../errors.js";
+import { ANIMATED_FORMATS, formatHasAlpha, type Image, type ImageFormat, type ImageRecord } from "../image.js";
 import { DEFAULT_LIMITS, type Limits } from "../limits.js";
 import type { EncodedImage, ImageCodec } from "../ports/image-codec.js";
 import {
@@ -31,6 +37,7 @@ import {
   loadImageBytes,
   loadOwnedImage,
   type PipelineContext,
+  probeInput,
   processingTimeout,
   producedImageSteps,
   storeNewImage,
@@ -109,7 +116,7 @@ const OPERATIONS = {
    * With one dimension the other follows the aspect ratio (and `fit` is irrelevant). The letterbox
    * defaults to transparent on png/webp and black on jpeg; a colour with transparency on a jpeg output is a 422.
    */
-  resize: entry(resizeSchema, (body, current, { output }) => {
+  resize: entry(resizeSchema, (body, current, { output, context }) => {
     const width = body.width ?? Math.max(1, Math.round((current.width * body.height!) / current.height));
     const height = body.height ?? Math.max(1, Math.round((current.height * body.width!) / current.width));
     const requested = body.letterbox_color === undefined ? null : parseColor(body.letterbox_color);
@@ -118,6 +125,25 @@ const OPERATIONS = {
       ? (requested ?? TRANSPARENT)
       : { ...(requested ?? BLACK), alpha: 1 };
     const bothGiven = body.width !== undefined && body.height !== undefined;
+    if (body.position === "attention" || body.position === "entropy") {
+      if (!bothGiven || body.fit !== "cover") {
+        throw validationError([
+          { path: "position", message: `${body.position} needs fit cover with both width and height` },
+        ]);
+      }
+      const codec = context.codec;
+      if (!(codec.capabilities.smartCrop ?? []).includes(body.position)) {
+        throw new ImagePipelineError(
+          ErrorCodes.UNSUPPORTED_OPERATION,
+          `The ${codec.name} codec has no ${body.position} crop.`,
+          {
+            issues: [
+              { path: "position", message: `${body.position} is not offered by the ${codec.name} codec` },
+            ],
+          },
+        );
+      }
+    }
     return {
       steps: [
         {
@@ -238,6 +264,25 @@ function assertOpaqueFor(output: ImageFormat, field: string, color: Rgba | null)
   ]);
 }
 
+/**
+ * An animation written to an animated format the codec cannot animate would silently lose its
+ * frames: refused with `UNSUPPORTED_OPERATION` (still formats keep the first frame, as documented).
+ */
+function assertAnimationKept(context: PipelineContext, source: ImageRecord, output: ImageFormat): void {
+  const frames = source.frames ?? 1;
+  if (frames <= 1 || !ANIMATED_FORMATS.includes(output)) return;
+  const { name, capabilities } = context.codec;
+  if ((capabilities.animation ?? []).includes(output)) return;
+  throw new ImagePipelineError(ErrorCodes.UNSUPPORTED_OPERATION, `The ${name} codec cannot write ${output} animations.`, {
+    issues: [
+      {
+        path: "format",
+        message: `${output} would keep 1 of this animation's ${frames} frames: the ${name} codec cannot write ${output} animations (use ${(capabilities.animation ?? []).join(" or ") || "a still format"})`,
+      },
+    ],
+  });
+}
+
 /** A plan ready for the codec: steps in order, the output and the field blamed per step. */
 interface Plan {
   steps: TransformStep[];
@@ -266,8 +311,10 @@ async function runPlan(
   });
   const steps = [...plan.steps, ...producedImageSteps(context, caller, finalSize)];
   assertCodecSupports(context, steps, plan.format);
+  assertAnimationKept(context, source, plan.format);
   const largest = plan.fields[0] ?? "body";
-  const encoded = await withMemory(context, { input: source, steps, field: largest, signal }, async () => {
+  const job = { input: source, steps, field: largest, signal, frames: source.frames };
+  const encoded = await withMemory(context, job, async () => {
     const bytes = await loadImageBytes(context, source);
     try {
       return await context.codec.transform({
@@ -481,23 +528,14 @@ export async function processImage(
       },
     ]);
   }
-  const header = await options.codec.probe(bytes).catch(() => null);
-  if (header === null) {
-    throw validationError(
-      [{ path: "image", message: "must be a valid jpeg, png or webp image" }],
-      ErrorCodes.INVALID_IMAGE,
-    );
-  }
-  if (header.width * header.height > limits.maxInputPixels) {
-    throw validationError(
-      [{ path: "image", message: `must be at most ${limits.maxInputPixels / 1e6} megapixels` }],
-      ErrorCodes.IMAGE_TOO_LARGE,
-    );
-  }
+  const header = await probeInput(options.codec, bytes, limits, "image");
   const plan = await buildSteps(
     parsed.steps,
     header,
-    { context: { encodeQuality: options.quality ?? 90 } as PipelineContext, caller: LIBRARY_CALLER },
+    {
+      context: { encodeQuality: options.quality ?? 90, codec: options.codec } as PipelineContext,
+      caller: LIBRARY_CALLER,
+    },
     header.format,
   );
   planOutputSize(

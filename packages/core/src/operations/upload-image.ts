@@ -1,5 +1,5 @@
 import { ErrorCodes, ImagePipelineError, isImagePipelineError, validationError } from "../errors.js";
-import { type Image, sniffImageFormat } from "../image.js";
+import { acceptedFormats, describeUnsupportedImage, type Image, sniffImageFormat } from "../image.js";
 import { countJpegScans } from "../jpeg-scans.js";
 import { formatBytes } from "../limits.js";
 import { parseAll, uploadImageSchema } from "../schemas.js";
@@ -8,6 +8,7 @@ import {
   assertCodecSupports,
   type Caller,
   type PipelineContext,
+  probeInput,
   processingTimeout,
   producedImageSteps,
   storeNewImage,
@@ -51,7 +52,8 @@ export async function ingestImage(
     issues.push({ path: field, message: `must not be larger than ${formatBytes(limits.maxUploadBytes)}` });
     code = ErrorCodes.IMAGE_TOO_LARGE;
   } else if (image.byteLength === 0 || sniffImageFormat(image) === null) {
-    issues.push({ path: field, message: "must be a jpeg, png or webp file" });
+    const why = image.byteLength === 0 ? null : describeUnsupportedImage(image);
+    issues.push({ path: field, message: why ?? `must be ${acceptedFormats("file")}` });
     code = ErrorCodes.INVALID_IMAGE;
   }
   if (issues.length > 0 || image === undefined || name === undefined) throw validationError(issues, code);
@@ -70,56 +72,41 @@ export async function ingestImage(
       );
     }
   }
-  const header = await context.codec.probe(image).catch(() => null);
-  if (header === null) {
-    throw validationError(
-      [{ path: field, message: "must be a valid jpeg, png or webp image" }],
-      ErrorCodes.INVALID_IMAGE,
-    );
-  }
-  const pixels = header.width * header.height;
-  if (
-    header.width > limits.maxInputSide ||
-    header.height > limits.maxInputSide ||
-    pixels > limits.maxInputPixels
-  ) {
-    throw validationError(
-      [
-        {
-          path: field,
-          message: `must be at most ${limits.maxInputSide} x ${limits.maxInputSide} pixels and ${limits.maxInputPixels / 1e6} megapixels (received ${header.width} x ${header.height})`,
-        },
-      ],
-      ErrorCodes.IMAGE_TOO_LARGE,
-    );
-  }
+  const header = await probeInput(context.codec, image, limits, field);
 
   const steps = producedImageSteps(context, caller, header);
   assertCodecSupports(context, steps, header.format);
-  const encoded = await withMemory(context, { input: header, steps, field }, async () => {
-    try {
-      return await context.codec.transform({
-        input: image,
-        steps,
-        output: { format: header.format, quality: context.encodeQuality, flattenBackground: BLACK },
-        limits: { maxInputPixels: limits.maxInputPixels, timeoutMs: limits.maxJobMs },
-      });
-    } catch (error) {
-      if (isImagePipelineError(error) && error.code === ErrorCodes.IMAGE_TOO_LARGE) {
-        throw validationError([{ path: field, message: error.message }], ErrorCodes.IMAGE_TOO_LARGE);
+  const encoded = await withMemory(
+    context,
+    { input: header, steps, field, frames: header.frames },
+    async () => {
+      try {
+        return await context.codec.transform({
+          input: image,
+          steps,
+          output: { format: header.format, quality: context.encodeQuality, flattenBackground: BLACK },
+          limits: { maxInputPixels: limits.maxInputPixels, timeoutMs: limits.maxJobMs },
+        });
+      } catch (error) {
+        if (isImagePipelineError(error) && error.code === ErrorCodes.IMAGE_TOO_LARGE) {
+          throw validationError([{ path: field, message: error.message }], ErrorCodes.IMAGE_TOO_LARGE);
+        }
+        if (isImagePipelineError(error) && error.code === ErrorCodes.PROCESSING_TIMEOUT) {
+          throw processingTimeout(error, field);
+        }
+        if (isImagePipelineError(error) && error.code !== ErrorCodes.INVALID_IMAGE) throw error;
+        throw new ImagePipelineError(ErrorCodes.INVALID_IMAGE, `${field} could not be decoded`, {
+          issues: [
+            {
+              path: field,
+              message: `must be a valid ${acceptedFormats("image").slice(2)}; it could not be decoded`,
+            },
+          ],
+          cause: error,
+        });
       }
-      if (isImagePipelineError(error) && error.code === ErrorCodes.PROCESSING_TIMEOUT) {
-        throw processingTimeout(error, field);
-      }
-      if (isImagePipelineError(error) && error.code !== ErrorCodes.INVALID_IMAGE) throw error;
-      throw new ImagePipelineError(ErrorCodes.INVALID_IMAGE, `${field} could not be decoded`, {
-        issues: [
-          { path: field, message: "must be a valid jpeg, png or webp image (it could not be decoded)" },
-        ],
-        cause: error,
-      });
-    }
-  });
+    },
+  );
   return storeNewImage(context, caller, encoded, name);
 }
 

@@ -1,4 +1,4 @@
-import type { ImageRecord, KeyKind } from "../image.js";
+import type { ImageFacts, ImageRecord, KeyKind } from "../image.js";
 
 /** Who owns images: an account and one of its two stages. */
 export interface ImageOwner {
@@ -26,6 +26,8 @@ export interface ImagePage {
 /** Fields that may change after creation. */
 export interface ImageRecordPatch {
   url?: string | null;
+  /** Facts computed later for a record made before they existed. */
+  facts?: ImageFacts;
 }
 
 /** Query of {@link ImageRepository.listCreatedBefore}, used by retention sweeps. */

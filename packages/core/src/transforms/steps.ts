@@ -11,7 +11,11 @@ export type Position =
   | "top-left"
   | "top-right"
   | "bottom-left"
-  | "bottom-right";
+  | "bottom-right"
+  /** `cover` only: keep the region with the most detail (Shannon entropy). */
+  | "entropy"
+  /** `cover` only: keep the most salient region (skin tones, saturation, edges). */
+  | "attention";
 
 /** Flip: `horizontal` swaps left and right, `vertical` swaps top and bottom, `both` is a 180° turn. */
 export interface MirrorStep {

@@ -26,6 +26,7 @@ import {
   classificationSchema,
   extractedTextSchema,
   imageListSchema,
+  imageMetadataSchema,
   imageSchema,
   uploadImageFormSchema,
   visualizeResponseSchema,
@@ -199,6 +200,23 @@ export const imageRoutes: readonly Route[] = [
     successStatus: 200,
     invoke: (context) =>
       context.pipeline.getImage(context.caller, { imageId: context.params.image_id }).then(image(200)),
+  },
+  {
+    operationId: "getImageMetadata",
+    method: "GET",
+    path: "/v1/images/{image_id}/metadata",
+    summary:
+      "Size, format, frames, transparency, dominant colour and ThumbHash/BlurHash placeholders of one image (pixport's own route; not billed).",
+    auth: true,
+    body: "none",
+    paramsSchema: imagePathSchema,
+    responseSchema: imageMetadataSchema,
+    successStatus: 200,
+    invoke: async (context) => ({
+      kind: "json",
+      status: 200,
+      body: await context.pipeline.getImageMetadata(context.caller, { imageId: context.params.image_id }),
+    }),
   },
   {
     operationId: "deleteImage",

@@ -331,7 +331,10 @@ export function describeHttpBindingConformance(options: HttpBindingConformanceOp
           status: 422,
         });
         expect(response.json.message).toBeUndefined();
-        expect(response.json.errors).toEqual(["name is required", "image must be a jpeg, png or webp file"]);
+        expect(response.json.errors).toEqual([
+          "name is required",
+          "image must be a jpeg, png or webp file (or avif, gif or tiff)",
+        ]);
       });
 
       it("refuses a name over 30 characters and a missing file", async () => {
@@ -627,7 +630,7 @@ export function describeHttpBindingConformance(options: HttpBindingConformanceOp
           "width must be an integer between 1 and 10000",
           "height must be an integer between 1 and 10000",
           "fit must be one of: fill, contain, cover",
-          "position must be one of: center, top, right, bottom, left, top-left, top-right, bottom-left, bottom-right",
+          "position must be one of: center, top, right, bottom, left, top-left, top-right, bottom-left, bottom-right, entropy, attention",
           "letterbox_color must be a CSS colour name, #rgb, #rrggbb, #rrggbbaa or transparent",
           "name must be between 1 and 30 characters long",
         ]);

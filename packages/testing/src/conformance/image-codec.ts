@@ -28,7 +28,7 @@ import {
   describeEncoded,
   edgeContrast,
   GARBAGE_BYTES,
-  GIF_BYTES,
+  HEIC_HEVC_BYTES,
   halvesImage,
   hue,
   hueDistance,
@@ -47,6 +47,7 @@ import {
   topBottomImage,
   truncate,
 } from "../fixtures/images.js";
+import { describeImageCodecFormats } from "./image-codec-formats.js";
 
 /** Named groups of the suite; each can be skipped with a reason. */
 export type ImageCodecSuiteGroup =
@@ -173,7 +174,7 @@ export function describeImageCodecConformance(options: ImageCodecConformanceOpti
       }
 
       check("probe", "returns null for SVG, GIF, garbage and empty input", async () => {
-        for (const input of [SVG_BYTES, GIF_BYTES, GARBAGE_BYTES, new Uint8Array(0)]) {
+        for (const input of [SVG_BYTES, GARBAGE_BYTES, HEIC_HEVC_BYTES, new Uint8Array(0)]) {
           expect(await codec.probe(input)).toBeNull();
         }
       });
@@ -1021,8 +1022,8 @@ export function describeImageCodecConformance(options: ImageCodecConformanceOpti
         }
       });
 
-      check("errors", "empty, garbage, SVG and GIF input reject with INVALID_IMAGE", async () => {
-        for (const input of [new Uint8Array(0), GARBAGE_BYTES, SVG_BYTES, GIF_BYTES]) {
+      check("errors", "empty, garbage, SVG and HEVC-coded HEIC input reject with INVALID_IMAGE", async () => {
+        for (const input of [new Uint8Array(0), GARBAGE_BYTES, SVG_BYTES, HEIC_HEVC_BYTES]) {
           await expectRejection(run(input, [], { format: "png" }), ErrorCodes.INVALID_IMAGE);
         }
       });
@@ -1080,7 +1081,7 @@ export function describeImageCodecConformance(options: ImageCodecConformanceOpti
             codec.transform({
               input,
               steps: [],
-              output: { format: "gif" as ImageFormat, quality: 90, flattenBackground: Colors.black },
+              output: { format: "bmp" as ImageFormat, quality: 90, flattenBackground: Colors.black },
               limits: DEFAULT_LIMITS,
             }),
             ErrorCodes.UNSUPPORTED_OPERATION,
@@ -1138,6 +1139,7 @@ export function describeImageCodecConformance(options: ImageCodecConformanceOpti
       });
     });
 
+    describeImageCodecFormats(options.name, () => codec);
     options.extraTests?.(() => codec);
   });
 }

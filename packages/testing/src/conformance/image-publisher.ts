@@ -21,7 +21,14 @@ export interface ImagePublisherConformanceOptions {
   create: () => Promise<ImagePublisherSubject>;
 }
 
-const extension: Record<ImageFormat, string> = { jpeg: "jpg", png: "png", webp: "webp" };
+const extension: Record<ImageFormat, string> = {
+  jpeg: "jpg",
+  png: "png",
+  webp: "webp",
+  avif: "avif",
+  gif: "gif",
+  tiff: "tiff",
+};
 const id = (letter: string) => `image_${letter.repeat(24)}`;
 
 /**

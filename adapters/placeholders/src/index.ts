@@ -1,0 +1,1 @@
+export { createThumbhashPlaceholders } from "./create-thumbhash-placeholders.js";
