@@ -174,6 +174,32 @@ export function describeImageRepositoryConformance(options: ImageRepositoryConfo
         expect(await repository.get(record.id)).toEqual(record);
       });
 
+      it("keeps frames and facts: stored at insert, added by a patch, untouched by a url patch", async () => {
+        const { repository } = context;
+        const facts = {
+          hasAlpha: true,
+          frames: 3,
+          dominantColor: "#12ab9f",
+          thumbhash: "1QcSHQRnh493V4dIh4eXh1h4kJUI",
+          blurhash: "LEHV6nWB2yk8pyo0adR*.7kCMdnj",
+        };
+        const animated = conformanceImageRecord({
+          id: conformanceImageId(40),
+          format: "gif",
+          frames: 3,
+          facts,
+        });
+        await repository.insert(animated);
+        expect(await repository.get(animated.id)).toEqual(animated);
+        const old = conformanceImageRecord({ id: conformanceImageId(41) });
+        await repository.insert(old);
+        const still = { ...facts, hasAlpha: false, frames: 1 };
+        expect(await repository.update(old.id, { facts: still })).toEqual({ ...old, facts: still });
+        const url = "https://cdn.example/images/41.png";
+        expect(await repository.update(old.id, { url })).toEqual({ ...old, facts: still, url });
+        expect(await repository.get(old.id)).toEqual({ ...old, facts: still, url });
+      });
+
       it("returns null for an unknown id and does not create it", async () => {
         const { repository } = context;
         const id = conformanceImageId(5);
