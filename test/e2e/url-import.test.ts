@@ -248,7 +248,11 @@ describe("refusals are 422s on url, never a 500 or a hang", () => {
       "SOURCE_NOT_ACCESSIBLE",
       "url is not accessible (the source answered 404); it must be public or pre-signed",
     ],
-    ["https://pub-e2e.r2.dev/page", "INVALID_IMAGE", "url must point to a jpeg, png or webp image (or avif, gif or tiff)"],
+    [
+      "https://pub-e2e.r2.dev/page",
+      "INVALID_IMAGE",
+      "url must point to a jpeg, png or webp image (or avif, gif or tiff)",
+    ],
     ["https://pub-e2e.r2.dev/slow", "SOURCE_TIMEOUT", "url did not answer within 1.5s"],
   ])("%s", async (url, code, message) => {
     const response = await create(url);

@@ -6,7 +6,13 @@ import {
   type ValidationIssue,
   validationError,
 } from "../errors.js";
-import { ANIMATED_FORMATS, formatHasAlpha, type Image, type ImageFormat, type ImageRecord } from "../image.js";
+import {
+  ANIMATED_FORMATS,
+  formatHasAlpha,
+  type Image,
+  type ImageFormat,
+  type ImageRecord,
+} from "../image.js";
 import { DEFAULT_LIMITS, type Limits } from "../limits.js";
 import type { EncodedImage, ImageCodec } from "../ports/image-codec.js";
 import {
@@ -273,14 +279,18 @@ function assertAnimationKept(context: PipelineContext, source: ImageRecord, outp
   if (frames <= 1 || !ANIMATED_FORMATS.includes(output)) return;
   const { name, capabilities } = context.codec;
   if ((capabilities.animation ?? []).includes(output)) return;
-  throw new ImagePipelineError(ErrorCodes.UNSUPPORTED_OPERATION, `The ${name} codec cannot write ${output} animations.`, {
-    issues: [
-      {
-        path: "format",
-        message: `${output} would keep 1 of this animation's ${frames} frames: the ${name} codec cannot write ${output} animations (use ${(capabilities.animation ?? []).join(" or ") || "a still format"})`,
-      },
-    ],
-  });
+  throw new ImagePipelineError(
+    ErrorCodes.UNSUPPORTED_OPERATION,
+    `The ${name} codec cannot write ${output} animations.`,
+    {
+      issues: [
+        {
+          path: "format",
+          message: `${output} would keep 1 of this animation's ${frames} frames: the ${name} codec cannot write ${output} animations (use ${(capabilities.animation ?? []).join(" or ") || "a still format"})`,
+        },
+      ],
+    },
+  );
 }
 
 /** A plan ready for the codec: steps in order, the output and the field blamed per step. */
