@@ -1,6 +1,7 @@
 import {
   declaredSizeBomb,
   encodeAnimation,
+  hugeCanvasAnimatedWebp,
   manyFramesGif,
   manyPagesTiff,
   paintPixels,
@@ -335,6 +336,12 @@ describe.each(CODECS)("modern formats over HTTP (%s)", (codec) => {
         "tiff of 1,000 pages",
         await manyPagesTiff(1_000),
         /at most 200 frames or pages \(received 1000 frames of 8 x 8\)$/,
+      ],
+      // Issue 13's campaign: a tiny animated WebP on a 7000x7000 canvas (147 megapixels in 3 frames).
+      [
+        "animated webp 7000x7000",
+        await hugeCanvasAnimatedWebp(7_000, 3),
+        /megapixels in all its frames together \(received 3 frames of 7000 x 7000\)$/,
       ],
     ];
     const before = process.memoryUsage().rss;

@@ -100,6 +100,23 @@ describe("sharp codec specifics", () => {
     await expect(transform({ input: null as never })).rejects.toThrow(TypeError);
   });
 
+  it("reads HEIF coded with AV1 as avif", async () => {
+    const heif = await sharp({ create: { width: 24, height: 16, channels: 3, background: "#00ff00" } })
+      .heif({ compression: "av1", quality: 90 })
+      .toBuffer();
+    const big = createSharpCodec();
+    expect(await big.probe(heif)).toEqual({ format: "avif", width: 24, height: 16 });
+    const result = await big.transform({
+      input: heif,
+      steps: [],
+      output: { format: "png", quality: 90, flattenBackground: { r: 0, g: 0, b: 0, alpha: 1 } },
+      limits: { maxInputPixels: 10_000 },
+    });
+    const { data } = await sharp(result.data).raw().toBuffer({ resolveWithObject: true });
+    expect(data[1]).toBeGreaterThan(200);
+    expect(data[0]).toBeLessThan(40);
+  });
+
   it("keeps other libvips loaders away: SVG is neither probed nor decoded", async () => {
     expect(await codec.probe(svg)).toBeNull();
     const error = await rejection(transform({ input: svg }));

@@ -73,7 +73,7 @@ export {
   type MaskFixture,
   orientedFixtureJpeg,
 } from "./fixtures/background.js";
-export { declaredSizeBomb, manyFramesGif, manyPagesTiff } from "./fixtures/bombs.js";
+export { declaredSizeBomb, hugeCanvasAnimatedWebp, manyFramesGif, manyPagesTiff } from "./fixtures/bombs.js";
 export { OCR_DOCUMENT_SUITE, type SuiteDocument } from "./fixtures/document-suite.js";
 export {
   BODY_FONT_SIZE,
