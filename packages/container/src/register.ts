@@ -183,10 +183,14 @@ export async function registerPixport(
     const models = optional(c, Tokens.Models);
     const backgroundRemover = optional(c, Tokens.BackgroundRemover);
     const placeholders = optional(c, Tokens.Placeholders);
+    const variantSigner = optional(c, Tokens.VariantSigner);
+    const variantCache = optional(c, Tokens.VariantCache);
     return createImagePipeline(
       {
         ...deps,
         ...(placeholders === undefined ? {} : { placeholders }),
+        ...(variantSigner === undefined ? {} : { variantSigner }),
+        ...(variantCache === undefined ? {} : { variantCache }),
         ...(fetcher === undefined ? {} : { fetcher }),
         ...(models === undefined ? {} : { models }),
         ...(backgroundRemover === undefined ? {} : { backgroundRemover }),

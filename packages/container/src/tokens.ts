@@ -17,6 +17,8 @@ import type {
   PlaceholderEncoder,
   QuotaStore,
   RateLimiter,
+  VariantCache,
+  VariantSigner,
 } from "@pixport/core";
 import type { HttpHandler, HttpHandlerOptions } from "@pixport/http";
 
@@ -65,6 +67,10 @@ export const Tokens = {
   BackgroundRemover: token<BackgroundRemover>("BackgroundRemover"),
   /** Optional: the ThumbHash/BlurHash encoder of image metadata (`@pixport/placeholders`). */
   Placeholders: token<PlaceholderEncoder>("PlaceholderEncoder"),
+  /** Optional: signs and verifies variant URLs (`createVariantSigner(keys)` from `@pixport/url-signer`). */
+  VariantSigner: token<VariantSigner>("VariantSigner"),
+  /** Optional: where delivered variants are kept (default: the blob store under `variants/`). */
+  VariantCache: token<VariantCache>("VariantCache"),
   /** The options of `createImagePipeline` (limits, policies, work queue...). */
   PipelineOptions: token<ImagePipelineOptions>("ImagePipelineOptions"),
   /** The options of `createHttpHandler` (public base URL, upload limits...). */

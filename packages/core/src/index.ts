@@ -23,7 +23,6 @@ export {
 } from "./ids.js";
 export {
   ANIMATED_FORMATS,
-  blobKeyFor,
   FILE_EXTENSIONS,
   formatHasAlpha,
   IMAGE_FORMATS,
@@ -59,6 +58,14 @@ export { createMemoryQuotaStore } from "./memory/memory-quota-store.js";
 export { createMemoryRateLimiter } from "./memory/memory-rate-limiter.js";
 export type { Caller } from "./operations/context.js";
 export type { CreateImageFromUrlInput } from "./operations/create-image-from-url.js";
+export {
+  createBlobVariantCache,
+  type DeliveredVariant,
+  type DeliveryOptions,
+  type SignedUrl,
+  signedUrlSchema,
+  type VariantRequest,
+} from "./operations/deliver-variant.js";
 export type { ImageMetadata } from "./operations/image-facts.js";
 export type {
   DownloadedImage,
@@ -67,11 +74,10 @@ export type {
   ListImagesRequest,
   PageCursor,
 } from "./operations/manage-images.js";
-export {
-  DEFAULT_MODELS,
-  type ImagineImageInput,
-  type ModelImageInput,
-  type ModelPorts,
+export type {
+  ImagineImageInput,
+  ModelImageInput,
+  ModelPorts,
 } from "./operations/model-operations.js";
 export {
   type RemoveBackgroundInput,
@@ -101,10 +107,7 @@ export {
   type ImagePipelineOptions,
   imagePipelineOptionsSchema,
 } from "./pipeline.js";
-export {
-  BILLING_UNITS,
-  billedUnits,
-} from "./policies/billing.js";
+export { billedUnits } from "./policies/billing.js";
 export {
   type PolicyOptions,
   policyOptionsSchema,
@@ -124,8 +127,6 @@ export {
   type TestWatermark,
 } from "./policies/test-watermark.js";
 export {
-  DEFAULT_ALLOWED_ORIGINS,
-  ORIGINAL_STORAGE_BASE_URL,
   type UrlImportOptions,
   urlImportOptionsSchema,
 } from "./policies/url-import-policy.js";
@@ -216,6 +217,7 @@ export type {
   TextExtractor,
   TextFormat,
 } from "./ports/text-extractor.js";
+export type { CachedVariant, VariantCache, VariantSigner } from "./ports/variant-cache.js";
 export type {
   ModelCallOptions,
   ModelImage,
@@ -228,7 +230,6 @@ export {
   type ConvertInput,
   type CropInput,
   classifySchema,
-  colorSchema,
   convertSchema,
   createImageFromUrlSchema,
   cropSchema,
@@ -236,7 +237,6 @@ export {
   extractFormattedTextSchema,
   IMAGINE_MODELS,
   type ImagineInput,
-  imageIdSchema,
   imagePathSchema,
   imagineSchema,
   listImagesSchema,
@@ -251,12 +251,10 @@ export {
   removeBackgroundSchema,
   resizeSchema,
   rotateSchema,
-  TRANSFORM_STEP_OPS,
   type TransformBodyInput,
   type TransformStepInput,
   type TransformStepOp,
   transformSchema,
-  transformStepSchema,
   uploadImageSchema,
   VISUALIZE_MODELS,
   type VisualizeInput,

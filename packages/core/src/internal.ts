@@ -11,17 +11,19 @@ export {
   constantTimeEqual,
   randomString,
 } from "./ids.js";
-export { acceptedFormats, describeUnsupportedImage, FORMAT_LIST, toImage } from "./image.js";
+export { acceptedFormats, blobKeyFor, describeUnsupportedImage, FORMAT_LIST, toImage } from "./image.js";
 export { compareNewestFirst, paginate } from "./memory/paginate.js";
 export type { PipelineContext } from "./operations/context.js";
 export { probeInput } from "./operations/context.js";
 export { dominantColor, SAMPLE_SIDE } from "./operations/image-facts.js";
 export {
   DEFAULT_MODEL_IMAGE_SIDE,
+  DEFAULT_MODELS,
   IMAGINE_SIZE,
   MASKED_CLASSIFICATION,
 } from "./operations/model-operations.js";
 export { isOperationId } from "./operations/table.js";
+export { BILLING_UNITS } from "./policies/billing.js";
 export {
   hostMatches,
   hostPatternProblem,
@@ -47,6 +49,8 @@ export {
 export { testWatermarkLayer } from "./policies/test-watermark.js";
 export {
   createUrlImportPolicy,
+  DEFAULT_ALLOWED_ORIGINS,
+  ORIGINAL_STORAGE_BASE_URL,
   type ResolvedUrlImportOptions,
   type UrlImportDecision,
   type UrlImportPolicy,
@@ -59,8 +63,12 @@ export {
 } from "./policies/work-gate.js";
 export { BLOB_KEY_PATTERN } from "./ports/blob-store.js";
 export {
+  colorSchema,
   formatIssues,
+  imageIdSchema,
   parseAll,
+  TRANSFORM_STEP_OPS,
+  transformStepSchema,
   watermarkEntrySchema,
 } from "./schemas.js";
 export { TRANSPARENT } from "./transforms/color.js";

@@ -9,6 +9,14 @@ import { createMemoryRateLimiter } from "./memory/memory-rate-limiter.js";
 import { authenticate } from "./operations/authenticate.js";
 import type { Caller, PipelineContext } from "./operations/context.js";
 import { type CreateImageFromUrlInput, createImageFromUrl } from "./operations/create-image-from-url.js";
+import {
+  createBlobVariantCache,
+  createVariantDelivery,
+  type DeliveredVariant,
+  deliveryOptionsSchema,
+  type SignedUrl,
+  type VariantRequest,
+} from "./operations/deliver-variant.js";
 import { getImageMetadata, type ImageMetadata } from "./operations/image-facts.js";
 import {
   type DownloadedImage,
@@ -78,6 +86,7 @@ import type { PlaceholderEncoder } from "./ports/placeholder-encoder.js";
 import type { QuotaStore } from "./ports/quota-store.js";
 import type { RateLimitDecision, RateLimiter } from "./ports/rate-limiter.js";
 import type { TextFormat } from "./ports/text-extractor.js";
+import type { VariantCache, VariantSigner } from "./ports/variant-cache.js";
 import type {
   BlurInput,
   ConvertInput,
@@ -126,6 +135,13 @@ export interface ImagePipelineDeps {
    * operation whose port is missing answers `MODEL_NOT_CONFIGURED` (501).
    */
   models?: ModelPorts;
+  /**
+   * Signs and verifies variant URLs (`createVariantSigner(keys)` from `@pixport/url-signer`).
+   * Without one only unsigned preset URLs are served.
+   */
+  variantSigner?: VariantSigner;
+  /** Where delivered variants are kept. @default on `blobStore` under `variants/`, LRU-bounded by `variantCacheBytes` */
+  variantCache?: VariantCache;
   /**
    * Encodes the ThumbHash and BlurHash placeholders of `getImageMetadata` (e.g.
    * `createThumbhashPlaceholders()` from `@pixport/placeholders`). Without one the hashes are `null`.
@@ -179,6 +195,17 @@ export const imagePipelineOptionsSchema = z.object({
    */
   memoryBudget: memoryBudgetOptionsSchema.optional(),
   /**
+   * Variant delivery: `GET {baseUrl}/v/{signature}/{image_id}/{modifiers}.{ext}` (signed with
+   * `variantSigner`), presets, unsigned URLs. See `deliverVariant`.
+   */
+  delivery: deliveryOptionsSchema.default(deliveryOptionsSchema.parse({})),
+  /** Bytes of delivered variants kept by the default variant cache (on the blob store). @default 256 MiB */
+  variantCacheBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(256 * 1024 * 1024),
+  /**
    * Circuit breaker of the model-backed operations (per model): after `failureThreshold` provider
    * failures in a row, calls fail fast with `MODEL_UNAVAILABLE` for `cooldownMs`, then one probe
    * goes through. `false` turns it off. @default { failureThreshold: 5, cooldownMs: 30000 }
@@ -224,6 +251,14 @@ export interface ImagePipeline {
    * then stored); not billed.
    */
   getImageMetadata(caller: Caller, input: ImageIdInput): Promise<ImageMetadata>;
+  /**
+   * `GET /v/{signature}/{image_id}/{modifiers}.{ext}`: a variant of a published image (or of any
+   * image of a URL made by `createSignedUrl`, until it expires), computed once and cached. No key,
+   * not billed, not rate limited; misses take a slot of the work gate.
+   */
+  deliverVariant(request: VariantRequest): Promise<DeliveredVariant>;
+  /** `POST /v1/images/{image_id}/signed-url`: an expiring variant URL for the owner's image. Not billed. */
+  createSignedUrl(caller: Caller, input: TransformInput): Promise<SignedUrl>;
   listImages(caller: Caller, input: ListImagesRequest): Promise<ImageList>;
   deleteImage(caller: Caller, input: ImageIdInput): Promise<void>;
   downloadImage(caller: Caller, input: ImageIdInput): Promise<DownloadedImage>;
@@ -307,6 +342,7 @@ export function createImagePipeline(
     },
     testWatermark: settings.testWatermark ?? DEFAULT_TEST_WATERMARK,
     placeholders: deps.placeholders,
+    variants: undefined,
     memory: settings.memoryBudget === undefined ? undefined : createMemoryBudget(settings.memoryBudget),
     urlImport: {
       policy: createUrlImportPolicy(settings.urlImport),
@@ -325,6 +361,14 @@ export function createImagePipeline(
       ? { ...deps.models }
       : guardModelPorts({ ...deps.models }, createModelCircuitBreaker(settings.modelCircuit, context.clock));
   const gate = settings.workQueue === undefined ? undefined : createWorkGate(settings.workQueue);
+  const variantCache =
+    deps.variantCache ?? createBlobVariantCache(deps.blobStore, { maxBytes: settings.variantCacheBytes });
+  context.variants = variantCache;
+  const delivery = createVariantDelivery(
+    context,
+    { signer: deps.variantSigner, cache: variantCache, gate },
+    settings.delivery,
+  );
   /** Wraps a billable operation in the monthly quota (reserve first, give back on failure). */
   function billed<I, O>(operationId: OperationId, operation: (caller: Caller, input: I) => Promise<O>) {
     return (caller: Caller, input: I) =>
@@ -392,6 +436,8 @@ export function createImagePipeline(
     ),
     getImage: (caller, input) => getImage(context, caller, input),
     getImageMetadata: (caller, input) => getImageMetadata(context, caller, parseImageId(input)),
+    deliverVariant: (request) => delivery.deliver(request),
+    createSignedUrl: (caller, input) => delivery.signedUrl(caller, input),
     listImages: (caller, input) => listImages(context, caller, input),
     deleteImage: (caller, input) => deleteImage(context, caller, input),
     downloadImage: (caller, input) => downloadImage(context, caller, input),

@@ -294,7 +294,9 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
       }
       caller = authenticated;
       const result = await route.invoke(context);
-      return finish(toResponse(result));
+      const response = toResponse(result);
+      if (request.method.toUpperCase() === "HEAD") response.body = null;
+      return finish(response);
     } catch (error) {
       if (request.signal?.aborted === true) {
         // The client is gone: whatever failed failed because of that, and no one reads the answer.
@@ -382,7 +384,9 @@ function matchRoute(compiled: readonly CompiledRoute[], request: HttpRequest): M
     const found = pattern.exec(request.path);
     if (found === null) continue;
     allow.add(route.method);
-    if (route.method !== request.method.toUpperCase()) continue;
+    // HEAD is GET without the body (the handler drops it).
+    const method = request.method.toUpperCase() === "HEAD" ? "GET" : request.method.toUpperCase();
+    if (route.method !== method) continue;
     if (route.accepts !== undefined && !route.accepts(type)) continue;
     const params: Record<string, string> = {};
     names.forEach((name, index) => {
@@ -406,7 +410,7 @@ function toResponse(result: RouteResult): HttpResponse {
     case "json":
       return jsonResponse(result.status, result.body);
     case "empty":
-      return { status: result.status, headers: {}, body: null };
+      return { status: result.status, headers: { ...result.headers }, body: null };
     case "binary":
       return {
         status: result.status,
@@ -415,6 +419,7 @@ function toResponse(result: RouteResult): HttpResponse {
           "Content-Length": String(result.data.byteLength),
           "Cache-Control": "private, no-store",
           ...(result.etag === undefined ? {} : { ETag: result.etag }),
+          ...result.headers,
         },
         body: result.data,
       };

@@ -76,6 +76,22 @@ export const imageMetadataSchema = z
       "Facts about an image, computed once when it is created (images made before this route existed: on first request) and stored, so the answer decodes nothing. Not billed.",
   });
 
+/** `POST /v1/images/{image_id}/signed-url`. */
+export const signedUrlResponseSchema = z.object({
+  url: z.url().meta({ description: "The variant URL; it carries its expiry in an `exp_` token." }),
+  expires_at: z.iso.datetime().meta({ description: "When the URL stops working (ISO 8601, UTC)." }),
+});
+
+/** Path of a variant URL. */
+export const variantPathSchema = z.object({
+  signature: z.string().meta({
+    description:
+      "base64url HMAC-SHA256 of `/{image_id}/{canonical modifiers}.{ext}` with a server signing key (`@pixport/url-signer`), or `_` for an unsigned preset URL.",
+  }),
+  image_id: z.string().regex(IMAGE_ID_PATTERN),
+  variant: z.string().meta({ examples: ["w_640,fit_cover,h_480.auto", "p_thumb.webp"] }),
+});
+
 /** `GET /v1/images`: one page, newest first, with absolute links to the neighbouring pages. */
 export const imageListSchema = z.object({
   data: z.array(imageSchema),

@@ -245,6 +245,24 @@ export const serverConfigSchema = z
       .default(memoryBudgetOptionsSchema.parse({})),
     /** The remove-background engine; see the README section "Offline image intelligence". */
     backgroundRemoval: backgroundRemovalConfigSchema.default({ engine: "sharp", family: "isnet" }),
+    /**
+     * Variant delivery (`GET {publicStorageBaseUrl}/v/{signature}/{image_id}/{modifiers}.{ext}`).
+     * `signingKeys`: the first signs, all verify (rotate by putting the new key first); without
+     * any, a random key is made at first start and kept in `{dataDir}/delivery-signing-key`.
+     */
+    delivery: z
+      .strictObject({
+        signingKeys: z.array(z.string().min(16, "must be at least 16 characters")).default([]),
+        presets: z.record(z.string().regex(/^[a-z0-9-]{1,32}$/), z.string().min(1).max(200)).default({}),
+        allowUnsigned: z.boolean().default(false),
+        /** Bytes of variants kept on this node's store (least recently used out first). @default 256 MiB */
+        cacheBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(256 * 1024 * 1024),
+      })
+      .default({ signingKeys: [], presets: {}, allowUnsigned: false, cacheBytes: 256 * 1024 * 1024 }),
   })
   .strict();
 
@@ -353,6 +371,16 @@ function fromEnvironment(environment: NodeJS.ProcessEnv): Record<string, unknown
       ...(metricsToken ? { token: metricsToken } : {}),
     };
   }
+  const signingKeys = environment.PIXPORT_DELIVERY_SIGNING_KEYS;
+  if (signingKeys !== undefined && signingKeys !== "") {
+    result.delivery = {
+      ...(result.delivery as Record<string, unknown> | undefined),
+      signingKeys: signingKeys
+        .split(",")
+        .map((key) => key.trim())
+        .filter((key) => key !== ""),
+    };
+  }
   const memoryBytes = environment.PIXPORT_MEMORY_BUDGET_BYTES;
   if (memoryBytes !== undefined && memoryBytes !== "") {
     result.memoryBudget = /^(0|false|off)$/i.test(memoryBytes) ? false : { maxBytes: Number(memoryBytes) };
@@ -423,7 +451,7 @@ export async function loadServerConfig(options: LoadConfigOptions = {}): Promise
       ...(options.overrides?.limits as object | undefined),
     },
   };
-  for (const section of ["s3", "backgroundRemoval", "workQueue", "urlImport", "memoryBudget"] as const) {
+  for (const section of ["s3", "backgroundRemoval", "workQueue", "urlImport", "memoryBudget", "delivery"] as const) {
     const parts = [fromFile[section], env[section], options.overrides?.[section]].filter(
       (part) => part !== undefined,
     );

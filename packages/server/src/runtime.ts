@@ -49,6 +49,7 @@ import {
   createFsKeyStore,
   createFsQuotaStore,
 } from "@pixport/storage-fs";
+import { createVariantSigner } from "@pixport/url-signer";
 import { createOpenAiModels } from "@pixport/vision-openai";
 import { Redis } from "ioredis";
 import type { ServerConfig } from "./config.js";
@@ -242,7 +243,20 @@ export async function createPixportRuntime(
     workQueue: config.workQueue,
     ...(config.memoryBudget === false ? {} : { memoryBudget: config.memoryBudget }),
     modelCircuit: config.modelCircuit,
+    delivery: {
+      baseUrl: config.publicStorageBaseUrl,
+      presets: config.delivery.presets,
+      allowUnsigned: config.delivery.allowUnsigned,
+    },
+    variantCacheBytes: config.delivery.cacheBytes,
   }));
+  if (!scope.isRegistered(Tokens.VariantSigner, true)) {
+    const keys =
+      config.delivery.signingKeys.length > 0
+        ? config.delivery.signingKeys
+        : [await localSigningKey(config.dataDir)];
+    give(Tokens.VariantSigner, () => createVariantSigner(keys));
+  }
   give(Tokens.HttpOptions, () => ({
     publicBaseUrl: config.publicBaseUrl,
     usageHeaderName: config.usageHeaderName,
@@ -397,4 +411,31 @@ async function loadMark(codec: ImageCodec, file: string) {
   const header = await codec.probe(image);
   if (header === null) throw new TypeError(`testWatermarkFile ${file} is not a png, jpeg or webp image`);
   return { image, width: header.width, height: header.height };
+}
+
+/**
+ * The delivery signing key of a server configured without one: made once (32 random bytes,
+ * base64url) and kept in `{dataDir}/delivery-signing-key` (mode 0600), so variant URLs survive
+ * restarts. Several nodes must share configured keys instead.
+ */
+async function localSigningKey(dataDir: string): Promise<string> {
+  const { readFile, writeFile, mkdir } = await import("node:fs/promises");
+  const { randomBytes } = await import("node:crypto");
+  const path = `${dataDir}/delivery-signing-key`;
+  try {
+    const existing = (await readFile(path, "utf8")).trim();
+    if (existing.length >= 16) return existing;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  }
+  await mkdir(dataDir, { recursive: true });
+  const key = randomBytes(32).toString("base64url");
+  try {
+    await writeFile(path, `${key}\n`, { mode: 0o600, flag: "wx" });
+    return key;
+  } catch (error) {
+    // Another process made it first: use theirs.
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return (await readFile(path, "utf8")).trim();
+    throw error;
+  }
 }

@@ -32,6 +32,7 @@ import type { KeyStore } from "../ports/key-store.js";
 import type { LockService } from "../ports/lock-service.js";
 import type { Logger } from "../ports/logger.js";
 import type { PlaceholderEncoder } from "../ports/placeholder-encoder.js";
+import type { VariantCache } from "../ports/variant-cache.js";
 import type { Size } from "../transforms/plan.js";
 import type { TransformStep } from "../transforms/steps.js";
 import { computeImageFacts } from "./image-facts.js";
@@ -67,6 +68,8 @@ export interface PipelineContext {
   policy: PolicyContext;
   /** The mark stamped on every image a test key produces. */
   testWatermark: TestWatermark;
+  /** Delivered variants of images (removed on unpublish and delete). */
+  variants: VariantCache | undefined;
   /** Encodes the ThumbHash/BlurHash of new images; `undefined`: metadata has `null` hashes. */
   placeholders: PlaceholderEncoder | undefined;
   /** The node's memory budget of image jobs; `undefined` when the pipeline has none. */

@@ -103,6 +103,7 @@ export async function removeImage(context: PipelineContext, record: ImageRecord)
     if (current === null) return false;
     await context.publisher.unpublish({ id: current.id, format: current.format });
     if (!(await context.images.delete(current.id))) return false;
+    await forgetVariants(context, current.id);
     await context.blobStore.delete(current.blobKey).catch((error: unknown) => {
       context.logger.warn?.("could not delete the bytes of a deleted image", {
         id: current.id,
@@ -192,6 +193,15 @@ export async function unpublishImage(
     if (record.url === null) return toImage(record);
     const updated = await context.images.update(record.id, { url: null });
     if (updated === null) throw imageNotFound(record.id);
+    // Variant URLs check the record (now private) on every request; the cached bytes go too.
+    await forgetVariants(context, record.id);
     return toImage(updated);
+  });
+}
+
+/** Removes an image's delivered variants (best effort: a leftover is unreachable and swept by age). */
+async function forgetVariants(context: PipelineContext, id: string): Promise<void> {
+  await context.variants?.removeImage(id).catch((error: unknown) => {
+    context.logger.warn?.("could not remove the variants of an image", { id, error: String(error) });
   });
 }

@@ -13,6 +13,9 @@ export const OPERATIONS_TABLE = {
   getImage: { billing: 0, gated: false },
   /** Size, format, frames, alpha, dominant colour and placeholder hashes, stored at creation. */
   getImageMetadata: { billing: 0, gated: false },
+  /** Variant delivery: no key, not billed; a cache miss takes a work-gate slot inside. */
+  deliverVariant: { billing: 0, gated: false },
+  createSignedUrl: { billing: 0, gated: false },
   listImages: { billing: 0, gated: false },
   deleteImage: { billing: 0, gated: false },
   downloadImage: { billing: 0, gated: false },

@@ -16,6 +16,7 @@ import {
   removeBackgroundSchema,
   resizeSchema,
   rotateSchema,
+  signedUrlSchema,
   type TransformInput,
   transformSchema,
   visualizeSchema,
@@ -28,7 +29,9 @@ import {
   imageListSchema,
   imageMetadataSchema,
   imageSchema,
+  signedUrlResponseSchema,
   uploadImageFormSchema,
+  variantPathSchema,
   visualizeResponseSchema,
 } from "../response-schemas.js";
 import type { Route, RouteContext, RouteResult } from "./route.js";
@@ -217,6 +220,69 @@ export const imageRoutes: readonly Route[] = [
       status: 200,
       body: await context.pipeline.getImageMetadata(context.caller, { imageId: context.params.image_id }),
     }),
+  },
+  {
+    operationId: "createSignedUrl",
+    method: "POST",
+    path: "/v1/images/{image_id}/signed-url",
+    summary:
+      "An expiring, signed variant URL for one of your images (private ones too), e.g. for a page behind a login (pixport's own route; not billed).",
+    auth: true,
+    body: "json",
+    bodySchema: signedUrlSchema,
+    paramsSchema: imagePathSchema,
+    responseSchema: signedUrlResponseSchema,
+    successStatus: 200,
+    invoke: async (context) => ({
+      kind: "json",
+      status: 200,
+      body: await context.pipeline.createSignedUrl(context.caller, {
+        imageId: context.params.image_id,
+        body: context.body,
+      }),
+    }),
+  },
+  {
+    operationId: "deliverVariant",
+    method: "GET",
+    path: "/v/{signature}/{image_id}/{variant}",
+    summary:
+      "A variant of a published image at a signed, cacheable URL: `{variant}` is `{modifiers}.{ext}` with comma-separated modifiers (w_, h_, fit_, pos_, dpr_, q_, rot_, flip_, blur_, crop_x1:y1:x2:y2, bg_, p_, exp_) and ext jpeg, jpg, png, webp, avif, gif or auto (chosen from Accept). No key; HEAD answers the headers.",
+    auth: false,
+    body: "none",
+    paramsSchema: variantPathSchema,
+    responseMediaTypes: ["image/jpeg", "image/png", "image/webp", "image/avif", "image/gif"],
+    successStatus: 200,
+    invoke: async (context) => {
+      const accept = context.request.headers.accept;
+      const variant = await context.pipeline.deliverVariant({
+        signature: context.params.signature ?? "",
+        imageId: context.params.image_id ?? "",
+        file: context.params.variant ?? "",
+        accept: Array.isArray(accept) ? accept.join(",") : accept,
+        signal: context.request.signal,
+      });
+      const headers: Record<string, string> = {
+        "Cache-Control": variant.cacheControl,
+        "X-Cache": variant.cache,
+        ...(variant.varyAccept ? { Vary: "Accept" } : {}),
+      };
+      const match = context.request.headers["if-none-match"];
+      const tags = (Array.isArray(match) ? match.join(",") : (match ?? ""))
+        .split(",")
+        .map((tag) => tag.trim());
+      if (tags.includes(variant.etag) || tags.includes("*")) {
+        return { kind: "empty", status: 304, headers: { ...headers, ETag: variant.etag } };
+      }
+      return {
+        kind: "binary",
+        status: 200,
+        contentType: variant.contentType,
+        data: variant.data,
+        etag: variant.etag,
+        headers,
+      };
+    },
   },
   {
     operationId: "deleteImage",

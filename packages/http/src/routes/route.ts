@@ -8,8 +8,16 @@ export type BodyKind = "none" | "json" | "multipart";
 /** What a route hands back to the handler. */
 export type RouteResult =
   | { kind: "json"; status: number; body: unknown }
-  | { kind: "binary"; status: number; contentType: string; data: Uint8Array; etag?: string }
-  | { kind: "empty"; status: number };
+  | {
+      kind: "binary";
+      status: number;
+      contentType: string;
+      data: Uint8Array;
+      etag?: string;
+      /** Extra headers (they win over the defaults, e.g. `Cache-Control`). */
+      headers?: Record<string, string>;
+    }
+  | { kind: "empty"; status: number; headers?: Record<string, string> };
 
 /** Everything a route's `invoke` receives. */
 export interface RouteContext {
