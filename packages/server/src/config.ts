@@ -451,7 +451,14 @@ export async function loadServerConfig(options: LoadConfigOptions = {}): Promise
       ...(options.overrides?.limits as object | undefined),
     },
   };
-  for (const section of ["s3", "backgroundRemoval", "workQueue", "urlImport", "memoryBudget", "delivery"] as const) {
+  for (const section of [
+    "s3",
+    "backgroundRemoval",
+    "workQueue",
+    "urlImport",
+    "memoryBudget",
+    "delivery",
+  ] as const) {
     const parts = [fromFile[section], env[section], options.overrides?.[section]].filter(
       (part) => part !== undefined,
     );
