@@ -1,9 +1,10 @@
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
-import type { ImageCodec } from "@pixport/core";
+import { type ImageCodec, quotaPeriod } from "@pixport/core";
+import { variantsPeriod } from "@pixport/core/internal";
 import { sign, signedPath, variantUrl } from "@pixport/url-signer";
 import sharp from "sharp";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { CODECS, call, decode, isClose, newKey, pixel, quadrants, upload, useServer } from "./harness.js";
 
 const KEY_NEW = "new-delivery-secret-0123456789";
@@ -197,12 +198,20 @@ describe.each(CODECS)("variant delivery (%s)", (codec) => {
 
   it("computes a variant once: a HIT never calls the codec, 50 concurrent misses call it once", async () => {
     const counter = countTransforms(running.server.pipeline.context);
+    const { quota, clock } = running.server.pipeline.context.policy;
+    const counted = () => quota.usage(`delivery-${codec}`, variantsPeriod(clock.now()));
+    const before = await counted();
+    const billed = () => quota.usage(`delivery-${codec}`, quotaPeriod(clock.now()));
+    const billedBefore = await billed();
     const target = await url(["w_77"]);
     const answers = await Promise.all(Array.from({ length: 50 }, () => get(target)));
     expect(answers.every((answer) => answer.status === 200)).toBe(true);
     expect(counter.count).toBe(1);
     expect((await get(target)).headers.get("x-cache")).toBe("HIT");
     expect(counter.count).toBe(1);
+    // Not billed, but counted per account: one computed variant.
+    await vi.waitFor(async () => expect(await counted()).toBe(before + 1));
+    expect(await billed()).toBe(billedBefore);
   });
 
   it("keeps the cache under delivery.cacheBytes", async () => {

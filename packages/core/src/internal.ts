@@ -23,6 +23,7 @@ export {
   MASKED_CLASSIFICATION,
 } from "./operations/model-operations.js";
 export { isOperationId } from "./operations/table.js";
+export { variantsPeriod } from "./pipeline.js";
 export { BILLING_UNITS } from "./policies/billing.js";
 export {
   hostMatches,

@@ -59,7 +59,7 @@ import {
 import { type UploadImageInput, uploadImage } from "./operations/upload-image.js";
 import { parseOptions } from "./options.js";
 import { BILLING_UNITS } from "./policies/billing.js";
-import { admitRequest, policyOptionsSchema, withQuota } from "./policies/limits-policy.js";
+import { admitRequest, policyOptionsSchema, quotaPeriod, withQuota } from "./policies/limits-policy.js";
 import { createMemoryBudget, memoryBudgetOptionsSchema } from "./policies/memory-budget.js";
 import {
   createModelCircuitBreaker,
@@ -366,7 +366,25 @@ export function createImagePipeline(
   context.variants = variantCache;
   const delivery = createVariantDelivery(
     context,
-    { signer: deps.variantSigner, cache: variantCache, gate },
+    {
+      signer: deps.variantSigner,
+      cache: variantCache,
+      gate,
+      // Variants are delivery, not processed images: never billed, but each computed one (a cache
+      // miss) is counted per account in its own counter (`variantsPeriod`), shown by `accounts show`.
+      onMiss: (accountId) => {
+        context.policy.quota
+          .reserve({
+            accountId,
+            period: variantsPeriod(context.clock.now()),
+            units: 1,
+            limit: Number.MAX_SAFE_INTEGER,
+          })
+          .catch((error: unknown) =>
+            context.logger.warn?.("could not count a variant", { accountId, error: String(error) }),
+          );
+      },
+    },
     settings.delivery,
   );
   /** Wraps a billable operation in the monthly quota (reserve first, give back on failure). */
@@ -471,3 +489,8 @@ export function createImagePipeline(
 type _EveryOperationIsAMethod = {
   [K in OperationId]: ImagePipeline[K] extends (...args: never[]) => unknown ? true : never;
 };
+
+/** The counter of an account's computed variants in the month of `now` (e.g. `2026-11/variants`). */
+export function variantsPeriod(now: Date): string {
+  return `${quotaPeriod(now)}/variants`;
+}

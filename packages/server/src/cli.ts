@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { createRequire } from "node:module";
 import { isImagePipelineError, quotaPeriod } from "@pixport/core";
+import { variantsPeriod } from "@pixport/core/internal";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { createConsoleLogger, startPixportServer } from "./app.js";
 import { loadServerConfig } from "./config.js";
@@ -230,9 +231,14 @@ withStores(
     const account = await runtime.accounts.get(options.account);
     const period = quotaPeriod(runtime.pipeline.context.clock.now());
     const used = await runtime.quota.usage(options.account, period);
+    const variants = await runtime.quota.usage(
+      options.account,
+      variantsPeriod(runtime.pipeline.context.clock.now()),
+    );
     console.log(
       `Account ${options.account}: ${account?.upgraded ? "upgraded" : "trial"}, ${used} images used in ${period}`,
     );
+    console.log(`Variants computed (delivery cache misses, not billed) in ${period}: ${variants}`);
     return 0;
   }),
 );
