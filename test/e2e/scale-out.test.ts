@@ -5,6 +5,7 @@ import { promisify } from "node:util";
 import { HeadObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import type { ImageRecord } from "@pixport/core";
 import { startRedisServer, startS3Server, type TestRedisServer, type TestS3Server } from "@pixport/testing";
+import { variantUrl } from "@pixport/url-signer";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -24,6 +25,7 @@ import {
 
 const run = promisify(execFile);
 const CDN = "https://cdn.pixport.test";
+const DELIVERY_KEY = "scale-out-delivery-secret-0123456789";
 
 type Node = PrebuiltNode;
 
@@ -100,6 +102,7 @@ describe("two stateless prebuilt-server processes over one S3 (s3rver) and one R
       AWS_ACCESS_KEY_ID: s3.credentials.accessKeyId,
       AWS_SECRET_ACCESS_KEY: s3.credentials.secretAccessKey,
       PIXPORT_PUBLIC_STORAGE_BASE_URL: CDN,
+      PIXPORT_DELIVERY_SIGNING_KEYS: DELIVERY_KEY,
     };
     nodes = await Promise.all([serve(environment), serve(environment)]);
   }, 60_000);
@@ -157,6 +160,32 @@ describe("two stateless prebuilt-server processes over one S3 (s3rver) and one R
     for (const node of [a, b]) expect((await fetch(`${node.url}${publicUrl.pathname}`)).status).toBe(404);
     expect(await objectExists("cdn-origin", `public/images/${resized.json.id}.png`)).toBe(false);
     expect((await call(a.url, "GET", `/v1/images/${resized.json.id}`, { key })).json.url).toBeNull();
+  });
+
+  it("a variant computed on A is a HIT on B (shared on S3); unpublish on B ends it on A", async () => {
+    const [a, b] = [nodes[0]!, nodes[1]!];
+    const key = await liveKey("variants");
+    const image = await upload(a.url, key, await halves(80, 40, [255, 0, 0], [0, 0, 255]), "variant");
+    expect((await call(a.url, "POST", `/v1/images/${image.id}/publish`, { key })).status).toBe(201);
+    const path = async (base: string) =>
+      variantUrl({ base, secret: DELIVERY_KEY, imageId: image.id, modifiers: ["w_40"], ext: "webp" });
+    const onA = await call(a.url, "GET", await path(a.url));
+    expect(onA.status, JSON.stringify(onA.json)).toBe(200);
+    expect(onA.headers.get("x-cache")).toBe("MISS");
+    const onB = await call(b.url, "GET", await path(b.url));
+    expect(onB.status).toBe(200);
+    expect(onB.headers.get("x-cache")).toBe("HIT");
+    expect(onB.headers.get("etag")).toBe(onA.headers.get("etag"));
+    const listed = await client.send(
+      new ListObjectsV2Command({ Bucket: "originals", Prefix: `pixport/variants/${image.id}/` }),
+    );
+    expect(listed.Contents?.length).toBe(1);
+    expect((await call(b.url, "POST", `/v1/images/${image.id}/unpublish`, { key })).status).toBe(201);
+    expect((await call(a.url, "GET", await path(a.url))).status).toBe(404);
+    const after = await client.send(
+      new ListObjectsV2Command({ Bucket: "originals", Prefix: `pixport/variants/${image.id}/` }),
+    );
+    expect(after.Contents ?? []).toEqual([]);
   });
 
   it("publish on A racing delete or unpublish on B: the public object exists iff the record says published", async () => {
