@@ -1,0 +1,29 @@
+// Reference for cache misses: sharp behind node:http, reading the source file and resizing it to
+// ?width= per GET (the same work as a pixport miss: read, decode with shrink-on-load, resize,
+// encode JPEG at ?quality=), with no signature, cache or storage.
+import { readFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import sharp from "sharp";
+
+const file = process.argv[2];
+let peakRss = 0;
+setInterval(() => {
+  peakRss = Math.max(peakRss, process.memoryUsage.rss());
+}, 20).unref();
+process.on("message", (message) => {
+  if (message === "peak-rss") process.send({ peakRss: Math.max(peakRss, process.memoryUsage.rss()) });
+});
+const server = createServer(async (request, response) => {
+  const query = new URL(request.url, "http://x").searchParams;
+  const width = Number(query.get("width"));
+  const quality = Number(query.get("quality") ?? 80);
+  const output = await sharp(await readFile(file), { failOn: "warning", limitInputPixels: 50_000_000 })
+    .rotate()
+    .resize({ width })
+    .jpeg({ quality })
+    .toBuffer();
+  response.writeHead(200, { "content-type": "image/jpeg", "content-length": output.length });
+  response.end(output);
+});
+server.listen(0, "127.0.0.1", () => console.log(`listening on http://127.0.0.1:${server.address().port}`));
+process.on("SIGTERM", () => server.close(() => process.exit(0)));
