@@ -78,19 +78,36 @@ try {
   form.append("name", "bench");
   form.append("image", new Blob([source]), "fixture.jpg");
   const image = await (
-    await fetch(`${pixport.url}/v1/images/upload`, { method: "POST", headers: { "x-api-key": key }, body: form })
+    await fetch(`${pixport.url}/v1/images/upload`, {
+      method: "POST",
+      headers: { "x-api-key": key },
+      body: form,
+    })
   ).json();
-  await fetch(`${pixport.url}/v1/images/${image.id}/publish`, { method: "POST", headers: { "x-api-key": key } });
+  await fetch(`${pixport.url}/v1/images/${image.id}/publish`, {
+    method: "POST",
+    headers: { "x-api-key": key },
+  });
 
   // (a) the hit: one variant, made once before the run; its bytes are the static server's file.
-  const hitUrl = await variantUrl({ base: pixport.url, secret: SECRET, imageId: image.id, modifiers: ["w_800"], ext: "jpeg" });
+  const hitUrl = await variantUrl({
+    base: pixport.url,
+    secret: SECRET,
+    imageId: image.id,
+    modifiers: ["w_800"],
+    ext: "jpeg",
+  });
   const variant = new Uint8Array(await (await fetch(hitUrl)).arrayBuffer());
   await writeFile(path.join(dir, "variant.jpg"), variant);
-  const staticServer = await startChild(path.join(here, "static-file-server.mjs"), [path.join(dir, "variant.jpg")]);
+  const staticServer = await startChild(path.join(here, "static-file-server.mjs"), [
+    path.join(dir, "variant.jpg"),
+  ]);
   children.push(staticServer);
   const ipx = await startChild(path.join(here, "ipx-server.mjs"), [dir]);
   children.push(ipx);
-  const rawSharp = await startChild(path.join(here, "raw-sharp-get-server.mjs"), [path.join(dir, "fixture.jpg")]);
+  const rawSharp = await startChild(path.join(here, "raw-sharp-get-server.mjs"), [
+    path.join(dir, "fixture.jpg"),
+  ]);
   children.push(rawSharp);
 
   // Miss URLs are signed before the run, so signing is not in the measurement (a page builds them).
@@ -133,13 +150,18 @@ try {
   console.log(line("pixport variant, cache miss", miss));
   console.log(line("IPX 3, same resize", ipxBest));
   console.log(line("raw sharp GET, same resize", sharpBest));
-  const ratio = (a, b, target) => `${(a.rps / b.rps).toFixed(3)} (target >= ${target}: ${a.rps / b.rps >= target ? "met" : "NOT met"})`;
+  const ratio = (a, b, target) =>
+    `${(a.rps / b.rps).toFixed(3)} (target >= ${target}: ${a.rps / b.rps >= target ? "met" : "NOT met"})`;
   console.log(`hit / static file: ${ratio(hit, stat, 0.9)}`);
   console.log(`miss / IPX: ${ratio(miss, ipxBest, 1.2)}`);
   console.log(`miss / raw sharp: ${ratio(miss, sharpBest, 0.95)}`);
   const names = ["pixport", "static", "ipx", "raw sharp"];
-  const peaks = await Promise.all([pixport, staticServer, ipx, rawSharp].map((child) => peakRss(child.child)));
-  console.log(`peak RSS: ${peaks.map((bytes, index) => `${names[index]} ${(bytes / 1e6).toFixed(0)} MB`).join(", ")}`);
+  const peaks = await Promise.all(
+    [pixport, staticServer, ipx, rawSharp].map((child) => peakRss(child.child)),
+  );
+  console.log(
+    `peak RSS: ${peaks.map((bytes, index) => `${names[index]} ${(bytes / 1e6).toFixed(0)} MB`).join(", ")}`,
+  );
 } finally {
   for (const child of children) child.child.kill("SIGTERM");
   await rm(dir, { recursive: true, force: true });

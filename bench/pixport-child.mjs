@@ -27,7 +27,9 @@ const running = await startPixportServer(
     ...(process.env.PIXPORT_BENCH_OBSERVE === "on" ? { log: true, metrics: { enabled: true } } : {}),
     ...(process.env.PIXPORT_BENCH_OBSERVE === "off" ? { log: false, metrics: { enabled: false } } : {}),
     // bench/delivery.mjs: the delivery signing key and cache size.
-    ...(process.env.PIXPORT_BENCH_DELIVERY ? { delivery: JSON.parse(process.env.PIXPORT_BENCH_DELIVERY) } : {}),
+    ...(process.env.PIXPORT_BENCH_DELIVERY
+      ? { delivery: JSON.parse(process.env.PIXPORT_BENCH_DELIVERY) }
+      : {}),
     // bench/background.mjs picks the background remover (e.g. the ONNX engine and its model).
     ...(process.env.PIXPORT_BENCH_BACKGROUND
       ? { backgroundRemoval: JSON.parse(process.env.PIXPORT_BENCH_BACKGROUND) }
