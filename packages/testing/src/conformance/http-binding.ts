@@ -13,6 +13,8 @@ import {
   type ImagePipelineOptions,
   type KeyKind,
 } from "@pixport/core";
+import { createVariantSigner } from "@pixport/url-signer";
+import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Colors, decodeRaw, halvesImage, pixelAt, solidImage } from "../fixtures/images.js";
 
@@ -67,6 +69,9 @@ export interface HttpBindingConformanceOptions {
   extraTests?: (context: () => HttpBindingTestContext) => void;
 }
 
+/** The delivery signing secret of {@link createHttpBindingPipeline}'s pipelines. */
+export const BINDING_DELIVERY_SECRET = "binding-conformance-delivery-secret";
+
 /** A pipeline on the in-memory reference adapters, for binding tests. */
 export interface HttpBindingPipeline {
   pipeline: ImagePipeline;
@@ -99,9 +104,12 @@ export function createHttpBindingPipeline(options: {
         target: createMemoryBlobStore(),
         publicBaseUrl: publicStorageBaseUrl,
       }),
+      // Variant delivery with a fixed secret, so the suite can build and check variant URLs.
+      variantSigner: createVariantSigner([BINDING_DELIVERY_SECRET]),
       ...options.deps,
     },
     {
+      delivery: { baseUrl: publicStorageBaseUrl },
       // The binding suite checks the wire contract; the rate limits and the trial quota have their
       // own suites, so they are lifted here unless the caller passes policies.
       policies: { testRequestsPerMinute: 1_000_000, liveRequestsPerMinute: 1_000_000 },
@@ -565,6 +573,37 @@ export function describeHttpBindingConformance(options: HttpBindingConformanceOp
         if (fetchPublic !== undefined) expect((await fetchPublic(published.json.url)).status).toBe(404);
         expect((await call("POST", `/v1/images/${image.id}/unpublish`, { key: testKey })).status).toBe(201);
         expect((await call("GET", `/v1/images/${image.id}/download`, { key: testKey })).status).toBe(200);
+      });
+
+      it("delivers a variant at a signed URL from signed-url: MISS, HIT, 304, and 404 after delete", async () => {
+        const image = await upload(testKey, png, "variant");
+        const signed = await call("POST", `/v1/images/${image.id}/signed-url`, {
+          key: testKey,
+          json: { modifiers: "w_8,fit_fill,h_4", format: "png", expires_in: 600 },
+        });
+        expect(signed.status, JSON.stringify(signed.json)).toBe(200);
+        const base = current().publicStorageBaseUrl;
+        expect(signed.json.url.startsWith(`${base}/v/`)).toBe(true);
+        const path = signed.json.url.slice(base.length);
+        const first = await call("GET", path);
+        expect(first.status).toBe(200);
+        expect(first.header("content-type")).toBe("image/png");
+        expect(first.header("x-cache")).toBe("MISS");
+        expect(first.header("x-content-type-options")).toBe("nosniff");
+        const metadata = await sharp(first.bytes).metadata();
+        expect([metadata.width, metadata.height]).toEqual([8, 4]);
+        const second = await call("GET", path);
+        expect(second.header("x-cache")).toBe("HIT");
+        const etag = second.header("etag")!;
+        expect(etag).toBe(first.header("etag"));
+        expect((await call("GET", path, { headers: { "if-none-match": etag } })).status).toBe(304);
+        const forged = path.replace(
+          /\/v\/([^/]+)\//,
+          (_match: string, signature: string) => `/v/${signature.split("").reverse().join("")}/`,
+        );
+        expect((await call("GET", forged)).status).toBe(403);
+        expect((await call("DELETE", `/v1/images/${image.id}`, { key: testKey })).status).toBe(204);
+        expect((await call("GET", path)).status).toBe(404);
       });
 
       it("removes the public copy when a published image is deleted", async () => {
