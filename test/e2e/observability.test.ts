@@ -178,5 +178,34 @@ describe("access logs, request ids and /metrics of the prebuilt server", () => {
       labels: { model: "tesseract", outcome: "ok" },
       value: "1",
     });
+    // The call went through the model circuit breaker, whose circuit is closed.
+    const circuits = families.find((family) => family.name === "pixport_model_circuit_state");
+    const tesseract = circuits?.metrics.filter((metric) => metric.labels?.model?.endsWith(":tesseract"));
+    expect(tesseract?.find((metric) => metric.labels?.state === "closed")?.value).toBe("1");
+    expect(tesseract?.find((metric) => metric.labels?.state === "open")?.value).toBe("0");
+  }, 60_000);
+
+  it("counts delivered variants by cache result", async () => {
+    const image = await call(node.url, "POST", "/v1/images/upload", {
+      key,
+      form: uploadForm("variant", await halves(60, 30, [255, 0, 0], [0, 0, 255])),
+    });
+    const signed = await call(node.url, "POST", `/v1/images/${image.json.id}/signed-url`, {
+      key,
+      json: { modifiers: "w_20", format: "png" },
+    });
+    expect(signed.status, JSON.stringify(signed.json)).toBe(200);
+    const variantsOf = async (result: string) =>
+      Number(
+        (await scrape())
+          .find((family) => family.name === "pixport_delivery_variants_total")
+          ?.metrics.find((metric) => metric.labels?.result === result)?.value ?? 0,
+      );
+    const [hits, misses] = [await variantsOf("hit"), await variantsOf("miss")];
+    expect((await fetch(signed.json.url)).headers.get("x-cache")).toBe("MISS");
+    expect((await fetch(signed.json.url)).headers.get("x-cache")).toBe("HIT");
+    expect((await fetch(signed.json.url)).headers.get("x-cache")).toBe("HIT");
+    expect(await variantsOf("miss")).toBe(misses + 1);
+    expect(await variantsOf("hit")).toBe(hits + 2);
   }, 60_000);
 });

@@ -233,6 +233,11 @@ export interface ImagePipeline {
    * when the work queue is full, so a request the node refuses does not use up the key's limit.
    */
   admit(caller: Caller, operationId?: string): Promise<RateLimitDecision | null>;
+  /**
+   * The model circuit breaker's circuits used so far (`{port}:{model}`, e.g. `vision:gpt-4o`) and
+   * their state; empty when the breaker is off. For metrics and health pages.
+   */
+  modelCircuits(): { key: string; status: "closed" | "open" | "half-open" }[];
   /** Jobs running and waiting in the `workQueue` gate; `null` without a `workQueue`. */
   load(): WorkGateStats | null;
   /** Retention: removes test-stage images older than `policies.testRetentionDays`. Returns the count. */
@@ -356,10 +361,12 @@ export function createImagePipeline(
   if (missing.length > 0) {
     context.logger.warn?.(`codec ${context.codec.name} cannot encode: ${missing.join(", ")}`);
   }
-  const models: ModelPorts =
+  const breaker =
     settings.modelCircuit === false
-      ? { ...deps.models }
-      : guardModelPorts({ ...deps.models }, createModelCircuitBreaker(settings.modelCircuit, context.clock));
+      ? undefined
+      : createModelCircuitBreaker(settings.modelCircuit, context.clock);
+  const models: ModelPorts =
+    breaker === undefined ? { ...deps.models } : guardModelPorts({ ...deps.models }, breaker);
   const gate = settings.workQueue === undefined ? undefined : createWorkGate(settings.workQueue);
   const variantCache =
     deps.variantCache ?? createBlobVariantCache(deps.blobStore, { maxBytes: settings.variantCacheBytes });
@@ -439,6 +446,7 @@ export function createImagePipeline(
       return admitRequest(context.policy, caller);
     },
     load: () => gate?.stats() ?? null,
+    modelCircuits: () => breaker?.list() ?? [],
     sweepExpiredTestImages: () => {
       const days = context.policy.policies.testRetentionDays;
       const createdBefore = new Date(context.clock.now().getTime() - days * 24 * 60 * 60 * 1000);

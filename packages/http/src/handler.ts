@@ -90,6 +90,8 @@ export interface RequestEvent {
   keyId: string | undefined;
   /** The error code of a failed request. */
   errorCode: string | undefined;
+  /** A delivered variant came from the cache (`HIT`) or was computed (`MISS`); else undefined. */
+  cache?: "HIT" | "MISS" | undefined;
 }
 
 export type HttpHandlerOptions = z.input<typeof httpHandlerOptionsSchema> & {
@@ -177,6 +179,10 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
             accountId: who?.accountId,
             keyId: who?.keyId,
             errorCode,
+            cache:
+              response.headers["X-Cache"] === "HIT" || response.headers["X-Cache"] === "MISS"
+                ? response.headers["X-Cache"]
+                : undefined,
           });
         } catch {
           // An access log or a metric must never break an answer.

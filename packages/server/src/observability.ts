@@ -59,7 +59,8 @@ export interface ServerMetrics extends Instrumentation {
 /**
  * prom-client metrics: request count and duration by route, method and status; refusals by code
  * (rate limit, quota, overload); upload bytes received; the work gate's and the memory budget's
- * load, read at scrape time; and Node's process metrics.
+ * load and each model circuit's state, read at scrape time; delivered variants by cache result;
+ * and Node's process metrics.
  */
 export function createServerMetrics(
   pipeline: ImagePipeline,
@@ -114,6 +115,26 @@ export function createServerMetrics(
       this.set({ kind: "budget" }, stats?.maxBytes ?? 0);
     },
   });
+  new Gauge({
+    name: "pixport_model_circuit_state",
+    help: "State of each model's circuit breaker (1 for the current state): closed, open or half-open.",
+    labelNames: ["model", "state"] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const { key, status } of pipeline.modelCircuits()) {
+        for (const state of ["closed", "open", "half-open"] as const) {
+          this.set({ model: key, state }, status === state ? 1 : 0);
+        }
+      }
+    },
+  });
+  const deliveries = new Counter({
+    name: "pixport_delivery_variants_total",
+    help: "Variant URL answers by cache result: hit (served from the variant cache) or miss (computed).",
+    labelNames: ["result"] as const,
+    registers: [registry],
+  });
   const REFUSALS = new Set(["RATE_LIMITED", "QUOTA_EXCEEDED", "OVERLOADED", "REQUEST_TIMEOUT"]);
   const codecSeconds = new Histogram({
     name: "pixport_codec_job_seconds",
@@ -149,6 +170,7 @@ export function createServerMetrics(
       requests.inc(labels);
       duration.observe(labels, event.durationMs / 1000);
       responseBytes.inc({ route: event.route }, event.bytes);
+      if (event.cache !== undefined) deliveries.inc({ result: event.cache === "HIT" ? "hit" : "miss" });
       if (event.errorCode !== undefined && REFUSALS.has(event.errorCode))
         refusals.inc({ code: event.errorCode });
     },

@@ -45,6 +45,8 @@ export interface ModelCircuitBreaker {
   /** Runs `call` for `key` (e.g. `vision:llava`) unless its circuit is open. */
   run<T>(key: string, call: () => Promise<T>, signal?: AbortSignal): Promise<T>;
   status(key: string): CircuitStatus;
+  /** Every circuit used so far (`{kind}:{model}`) with its status, for metrics. */
+  list(): { key: string; status: CircuitStatus }[];
 }
 
 /** Creates the breaker of {@link modelCircuitOptionsSchema} (enabled options). */
@@ -69,6 +71,9 @@ export function createModelCircuitBreaker(
     );
 
   return {
+    list() {
+      return [...circuits.keys()].map((key) => ({ key, status: this.status(key) }));
+    },
     status(key) {
       const state = circuits.get(key);
       if (state === undefined || state.openUntil === 0) return "closed";
