@@ -285,11 +285,11 @@ function distance(a: string, b: string): number {
 }
 
 /**
- * When a body fails validation, the fields it sent that the operation does not know but that are
- * one or two edits from a field it does (`widht` for `width`) are named with a hint, since they are
- * most likely why a required field is "missing". Unknown fields far from every known one are left
- * alone (clients such as the official SDK send a few), and a body that passes validation is never
- * refused for extra fields.
+ * When a body fails validation, every field it sent that the operation does not know is named too,
+ * since one is most likely why a required field is "missing": with a hint when it is one or two
+ * edits from a known field (`widht` for `width`), else with the list of the fields the operation
+ * takes. A body that passes validation is never refused for extra fields (clients such as the
+ * official SDK send a few).
  */
 function misspeltFields(schema: z.ZodType, value: unknown): ValidationIssue[] {
   const shape = (schema as { shape?: Record<string, unknown> }).shape;
@@ -302,12 +302,13 @@ function misspeltFields(schema: z.ZodType, value: unknown): ValidationIssue[] {
       .map((candidate) => ({ candidate, cost: distance(field.toLowerCase(), candidate.toLowerCase()) }))
       .filter(({ cost }) => cost <= (field.length <= 3 ? 1 : 2))
       .sort((x, y) => x.cost - y.cost)[0];
-    if (near !== undefined) {
-      issues.push({
-        path: field,
-        message: `is not a field of this request (did you mean ${near.candidate}?)`,
-      });
-    }
+    issues.push({
+      path: field,
+      message:
+        near === undefined
+          ? `is not a field of this request (it takes ${known.join(", ")})`
+          : `is not a field of this request (did you mean ${near.candidate}?)`,
+    });
   }
   return issues;
 }

@@ -258,7 +258,7 @@ describe("createCachingBlobStore", () => {
 });
 
 describe("misspelt fields", () => {
-  it("names a field one or two edits from a known one when the body fails, and ignores extras otherwise", async () => {
+  it("names every unknown field when the body fails (with a hint when one is close), and ignores extras otherwise", async () => {
     const { pipeline } = pipelineWith();
     const caller = { accountId: "a", keyKind: "live", keyId: "k" } as const;
     const error = await pipeline
@@ -270,6 +270,11 @@ describe("misspelt fields", () => {
     expect(isImagePipelineError(error) && error.issues).toEqual([
       { path: "width", message: "is required when height is not given" },
       { path: "widht", message: "is not a field of this request (did you mean width?)" },
+      {
+        path: "sdkVersion",
+        message:
+          "is not a field of this request (it takes width, height, fit, position, letterbox_color, name)",
+      },
     ]);
     const modulate = await pipeline
       .modulateImage(caller, { imageId: "image_aaaaaaaaaaaaaaaaaaaaaaaa", body: { brigthness: 10 } })
