@@ -8,7 +8,7 @@ import {
 } from "@pixport/testing";
 import sharp from "sharp";
 import { thumbHashToRGBA } from "thumbhash";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import {
   CODECS,
   call,
@@ -294,6 +294,19 @@ describe.each(CODECS)("modern formats over HTTP (%s)", (codec) => {
     const opaque = await upload(running.url, key, await quadrants(40, 40), "opaque");
     const opaqueFacts = (await call(running.url, "GET", `/v1/images/${opaque.id}/metadata`, { key })).json;
     expect(opaqueFacts.has_alpha).toBe(false);
+  });
+
+  it("computes a new image's facts in the background, without a metadata request", async () => {
+    const created = await upload(running.url, key, await quadrants(40, 40), "background");
+    const images = running.server.pipeline.context.images;
+    await vi.waitFor(
+      async () => expect((await images.get(created.id))?.facts?.thumbhash).toEqual(expect.any(String)),
+      {
+        timeout: 10_000,
+        interval: 50,
+      },
+    );
+    expect((await images.get(created.id))?.facts).toMatchObject({ hasAlpha: false, frames: 1 });
   });
 
   it("computes and stores the facts of a record made before they existed, on first request", async () => {

@@ -17,7 +17,7 @@ import {
   type SignedUrl,
   type VariantRequest,
 } from "./operations/deliver-variant.js";
-import { getImageMetadata, type ImageMetadata } from "./operations/image-facts.js";
+import { createFactsScheduler, getImageMetadata, type ImageMetadata } from "./operations/image-facts.js";
 import {
   type DownloadedImage,
   deleteImage,
@@ -371,6 +371,8 @@ export function createImagePipeline(
   const variantCache =
     deps.variantCache ?? createBlobVariantCache(deps.blobStore, { maxBytes: settings.variantCacheBytes });
   context.variants = variantCache;
+  const facts = createFactsScheduler(context, () => (gate?.stats().active ?? 0) > 0);
+  context.afterCreate = (record) => facts.schedule(record);
   const delivery = createVariantDelivery(
     context,
     {

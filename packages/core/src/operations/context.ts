@@ -35,7 +35,6 @@ import type { PlaceholderEncoder } from "../ports/placeholder-encoder.js";
 import type { VariantCache } from "../ports/variant-cache.js";
 import type { Size } from "../transforms/plan.js";
 import type { TransformStep } from "../transforms/steps.js";
-import { computeImageFacts } from "./image-facts.js";
 
 /** The authenticated caller of an operation. */
 export interface Caller {
@@ -68,6 +67,11 @@ export interface PipelineContext {
   policy: PolicyContext;
   /** The mark stamped on every image a test key produces. */
   testWatermark: TestWatermark;
+  /**
+   * Called with every new record once it is stored: the pipeline schedules its facts (metadata)
+   * there, computed in the background while the node has no image job running.
+   */
+  afterCreate?: (record: ImageRecord) => void;
   /** Delivered variants of images (removed on unpublish and delete). */
   variants: VariantCache | undefined;
   /** Encodes the ThumbHash/BlurHash of new images; `undefined`: metadata has `null` hashes. */
@@ -136,14 +140,6 @@ export async function storeNewImage(
   };
   const frames = Math.max(1, encoded.frames ?? 1);
   if (frames > 1) record.frames = frames;
-  // Facts are computed now, from the bytes about to be stored, so the metadata endpoint decodes
-  // nothing; a failure here only postpones them to the first metadata request.
-  try {
-    const facts = await computeImageFacts(context, encoded.data, frames);
-    if (facts !== undefined) record.facts = facts;
-  } catch (error) {
-    context.logger.warn?.("could not compute the facts of a new image", { id, error: String(error) });
-  }
   await context.blobStore.put(blobKey, encoded.data, { contentType: MIME_TYPES[encoded.format] });
   try {
     await context.images.insert(record);
@@ -156,6 +152,7 @@ export async function storeNewImage(
     });
     throw error;
   }
+  context.afterCreate?.(record);
   return toImage(record);
 }
 
