@@ -152,6 +152,28 @@ describe("the memory budget of the prebuilt server", () => {
     expect(ms).toBeLessThan(2_000);
   });
 
+  it("reserves remove-background's memory too: twice a plain job's, so a 20 MP cut-out never fits 400 MB", async () => {
+    const key = await newKey(handle.server, "live", "memory-background");
+    // 4500 x 4500: a plain job's estimate (about 270 MB) fits the budget; the cut-out's double does not.
+    const big = await upload(
+      handle.url,
+      key,
+      await halves(4500, 4500, [255, 255, 255], [250, 250, 250]),
+      "big",
+    );
+    const reserved: number[] = [];
+    const budget = handle.server.pipeline.context.memory!;
+    const timer = setInterval(() => reserved.push(budget.stats().reservedBytes), 5);
+    const response = await call(handle.url, "POST", `/v1/images/${big.id}/remove-background`, { key });
+    clearInterval(timer);
+    expect(response.status, JSON.stringify(response.json)).toBe(422);
+    expect(response.json.code).toBe("IMAGE_TOO_LARGE");
+    expect(response.json.errors).toEqual([
+      expect.stringMatching(/^image needs about \d+ MB of pixel memory/),
+    ]);
+    expect(Math.max(0, ...reserved)).toBe(0);
+  });
+
   it("runs 8 concurrent large resizes within the budget: never more reserved than allowed, all answered", async () => {
     const key = await newKey(handle.server, "test", "memory-burst");
     const tiny = await upload(handle.url, key, await halves(64, 48, [255, 0, 0], [0, 0, 255]), "tiny");

@@ -169,11 +169,15 @@ export async function withMemory<T>(
     signal?: AbortSignal | undefined;
     /** Frames the job decodes (an animation kept as one); 1 when absent. */
     frames?: number | undefined;
+    /** Multiplies the estimate, for work beyond the codec's (remove-background: 2). */
+    factor?: number | undefined;
   },
   task: () => Promise<T>,
 ): Promise<T> {
   if (context.memory === undefined) return task();
-  const bytes = estimateJobBytes(job.input, job.steps, Math.max(1, job.frames ?? 1));
+  const bytes = Math.ceil(
+    estimateJobBytes(job.input, job.steps, Math.max(1, job.frames ?? 1)) * Math.max(1, job.factor ?? 1),
+  );
   const release = await context.memory.reserve(bytes, job.field, job.signal);
   try {
     return await task();

@@ -12,6 +12,7 @@ import {
   type PipelineContext,
   producedImageSteps,
   storeNewImage,
+  withMemory,
 } from "./context.js";
 
 /** Input of {@link removeImageBackground}. */
@@ -48,38 +49,45 @@ export async function removeImageBackground(
   const size = { width: source.width, height: source.height };
   const steps = producedImageSteps(context, caller, size);
   assertCodecSupports(context, steps, "png");
-  const data = await loadImageBytes(context, source);
-  let cutout: Uint8Array;
-  try {
-    cutout = await remover.remove({ image: data, ...size }, { signal: input.signal });
-  } catch (error) {
-    if (isImagePipelineError(error)) throw error;
-    throw new ImagePipelineError(ErrorCodes.INTERNAL, `The background remover ${remover.name} failed.`, {
-      cause: error,
-    });
-  }
-  const header = await context.codec.probe(cutout).catch(() => null);
-  if (
-    header === null ||
-    header.format !== "png" ||
-    header.width !== size.width ||
-    header.height !== size.height
-  ) {
-    throw new ImagePipelineError(
-      ErrorCodes.INTERNAL,
-      `The background remover ${remover.name} did not return a ${size.width} x ${size.height} PNG.`,
-    );
-  }
-  let encoded: Awaited<ReturnType<typeof context.codec.transform>>;
-  try {
-    encoded = await context.codec.transform({
-      input: cutout,
-      steps,
-      output: { format: "png", quality: context.encodeQuality, flattenBackground: TRANSPARENT },
-      limits: { maxInputPixels: context.limits.maxInputPixels, timeoutMs: context.limits.maxJobMs },
-    });
-  } catch (error) {
-    throw internalCodecError(error, "png");
-  }
+  // The remover holds a decoded copy and a mask of the image, then the codec re-encodes the cut-out:
+  // the job reserves twice a plain job's estimate in the node's memory budget (models keep their
+  // own, constant, weights outside it).
+  const job = { input: size, steps, field: "image", signal: input.signal, factor: 2 };
+  const encoded = await withMemory(context, job, async () => {
+    const data = await loadImageBytes(context, source);
+    let cutout: Uint8Array;
+    try {
+      cutout = await remover.remove({ image: data, ...size }, { signal: input.signal });
+    } catch (error) {
+      if (isImagePipelineError(error)) throw error;
+      throw new ImagePipelineError(ErrorCodes.INTERNAL, `The background remover ${remover.name} failed.`, {
+        cause: error,
+      });
+    }
+    const header = await context.codec.probe(cutout).catch(() => null);
+    if (
+      header === null ||
+      header.format !== "png" ||
+      header.width !== size.width ||
+      header.height !== size.height
+    ) {
+      throw new ImagePipelineError(
+        ErrorCodes.INTERNAL,
+        `The background remover ${remover.name} did not return a ${size.width} x ${size.height} PNG.`,
+      );
+    }
+    let encoded: Awaited<ReturnType<typeof context.codec.transform>>;
+    try {
+      encoded = await context.codec.transform({
+        input: cutout,
+        steps,
+        output: { format: "png", quality: context.encodeQuality, flattenBackground: TRANSPARENT },
+        limits: { maxInputPixels: context.limits.maxInputPixels, timeoutMs: context.limits.maxJobMs },
+      });
+    } catch (error) {
+      throw internalCodecError(error, "png");
+    }
+    return encoded;
+  });
   return storeNewImage(context, caller, encoded, body.name ?? source.name);
 }
