@@ -199,6 +199,12 @@ export const imagePipelineOptionsSchema = z.object({
    * `variantSigner`), presets, unsigned URLs. See `deliverVariant`.
    */
   delivery: deliveryOptionsSchema.default(deliveryOptionsSchema.parse({})),
+  /**
+   * Compute the facts of new images (`getImageMetadata`) in the background while no image job
+   * runs; call `stopBackgroundWork()` before closing the stores. Off: they are computed by the
+   * first metadata request of each image. The prebuilt server turns it on. @default false
+   */
+  backgroundFacts: z.boolean().default(false),
   /** Bytes of delivered variants kept by the default variant cache (on the blob store). @default 256 MiB */
   variantCacheBytes: z
     .number()
@@ -238,6 +244,11 @@ export interface ImagePipeline {
    * their state; empty when the breaker is off. For metrics and health pages.
    */
   modelCircuits(): { key: string; status: "closed" | "open" | "half-open" }[];
+  /**
+   * Stops the pipeline's background work (the facts of new images): the image in progress is
+   * finished, the rest is left to first metadata requests. Call it before closing the stores.
+   */
+  stopBackgroundWork(): Promise<void>;
   /** Jobs running and waiting in the `workQueue` gate; `null` without a `workQueue`. */
   load(): WorkGateStats | null;
   /** Retention: removes test-stage images older than `policies.testRetentionDays`. Returns the count. */
@@ -372,7 +383,7 @@ export function createImagePipeline(
     deps.variantCache ?? createBlobVariantCache(deps.blobStore, { maxBytes: settings.variantCacheBytes });
   context.variants = variantCache;
   const facts = createFactsScheduler(context, () => (gate?.stats().active ?? 0) > 0);
-  context.afterCreate = (record) => facts.schedule(record);
+  if (settings.backgroundFacts) context.afterCreate = (record) => facts.schedule(record);
   const delivery = createVariantDelivery(
     context,
     {
@@ -449,6 +460,7 @@ export function createImagePipeline(
     },
     load: () => gate?.stats() ?? null,
     modelCircuits: () => breaker?.list() ?? [],
+    stopBackgroundWork: () => facts.stop(),
     sweepExpiredTestImages: () => {
       const days = context.policy.policies.testRetentionDays;
       const createdBefore = new Date(context.clock.now().getTime() - days * 24 * 60 * 60 * 1000);

@@ -249,6 +249,7 @@ export async function createPixportRuntime(
       allowUnsigned: config.delivery.allowUnsigned,
     },
     variantCacheBytes: config.delivery.cacheBytes,
+    backgroundFacts: true,
   }));
   if (!scope.isRegistered(Tokens.VariantSigner, true)) {
     const keys =
@@ -277,6 +278,8 @@ export async function createPixportRuntime(
     quota: pipeline.context.policy.quota,
     publicStore: resolve(scope, Tokens.PublicBlobStore),
     async close() {
+      // Background work (image facts) finishes its current image and stops before the stores close.
+      await pipeline.stopBackgroundWork();
       await Promise.all(owned.map((resource) => resource.close()));
       // Uncapped usage counted in the last moments is written before the process goes.
       await fsQuota

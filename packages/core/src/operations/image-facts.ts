@@ -128,9 +128,10 @@ export function createFactsScheduler(
   context: PipelineContext,
   busy: () => boolean,
   limit = 1000,
-): { schedule(record: ImageRecord): void; idle(): Promise<void> } {
+): { schedule(record: ImageRecord): void; stop(): Promise<void> } {
   const pending: string[] = [];
   let running: Promise<void> | undefined;
+  let stopped = false;
   const pause = (ms: number) =>
     new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, ms);
@@ -165,11 +166,15 @@ export function createFactsScheduler(
   };
   return {
     schedule(record) {
-      if (context.codec.sample === undefined) return;
+      if (stopped || context.codec.sample === undefined) return;
       pending.push(record.id);
       if (pending.length > limit) pending.shift();
       start();
     },
-    idle: () => running ?? Promise.resolve(),
+    async stop() {
+      stopped = true;
+      pending.length = 0;
+      await running;
+    },
   };
 }
