@@ -2,14 +2,9 @@
 // a local directory, through its own node server.
 import { createServer } from "node:http";
 import { createIPX, createIPXNodeServer, ipxFSStorage } from "ipx";
+import { reportPeakRss } from "./lib.mjs";
 
-let peakRss = 0;
-setInterval(() => {
-  peakRss = Math.max(peakRss, process.memoryUsage.rss());
-}, 20).unref();
-process.on("message", (message) => {
-  if (message === "peak-rss") process.send({ peakRss: Math.max(peakRss, process.memoryUsage.rss()) });
-});
+reportPeakRss();
 const ipx = createIPX({ storage: ipxFSStorage({ dir: process.argv[2] }) });
 const server = createServer(createIPXNodeServer(ipx));
 server.listen(0, "127.0.0.1", () => console.log(`listening on http://127.0.0.1:${server.address().port}`));

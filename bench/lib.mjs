@@ -1,9 +1,11 @@
 // Shared by the HTTP benchmarks: the generated fixture and a server child process.
 import { spawn } from "node:child_process";
-import sharp from "sharp";
 
 /** A photo-like 1920x1280 JPEG (gradients + noise), generated so nothing is downloaded. */
 export async function fixture() {
+  // Imported here, not at the top: child servers import this file for reportPeakRss, and the IPX
+  // child must not load a second sharp (IPX brings its own).
+  const { default: sharp } = await import("sharp");
   const width = 1920;
   const height = 1280;
   const raw = Buffer.alloc(width * height * 3);
@@ -36,5 +38,19 @@ export function startChild(script, args, env = {}, nodeArgs = [], { stderr = "in
       if (match) resolve({ child, url: match[1], output: () => output });
     });
     child.once("exit", (code) => reject(new Error(`server exited ${code}: ${output}`)));
+  });
+}
+
+/**
+ * Samples this process's RSS every 20 ms and answers a parent's "peak-rss" message with the peak
+ * (the benchmark child servers call it first thing).
+ */
+export function reportPeakRss() {
+  let peakRss = 0;
+  setInterval(() => {
+    peakRss = Math.max(peakRss, process.memoryUsage.rss());
+  }, 20).unref();
+  process.on("message", (message) => {
+    if (message === "peak-rss") process.send({ peakRss: Math.max(peakRss, process.memoryUsage.rss()) });
   });
 }

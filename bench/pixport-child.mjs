@@ -1,13 +1,8 @@
 // The prebuilt pixport server (built packages) on a random port over a temporary data directory.
 import { createApiKey, resolveServerConfig, startPixportServer } from "@pixport/server";
+import { reportPeakRss } from "./lib.mjs";
 
-let peakRss = 0;
-setInterval(() => {
-  peakRss = Math.max(peakRss, process.memoryUsage.rss());
-}, 20).unref();
-process.on("message", (message) => {
-  if (message === "peak-rss") process.send({ peakRss: Math.max(peakRss, process.memoryUsage.rss()) });
-});
+reportPeakRss();
 
 // The limiter still runs on every request (its cost is measured), with a limit the load never
 // reaches; the account is upgraded so the trial quota does not stop the run.

@@ -4,15 +4,10 @@
 import { readFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import sharp from "sharp";
+import { reportPeakRss } from "./lib.mjs";
 
 const file = process.argv[2];
-let peakRss = 0;
-setInterval(() => {
-  peakRss = Math.max(peakRss, process.memoryUsage.rss());
-}, 20).unref();
-process.on("message", (message) => {
-  if (message === "peak-rss") process.send({ peakRss: Math.max(peakRss, process.memoryUsage.rss()) });
-});
+reportPeakRss();
 const server = createServer(async (request, response) => {
   const query = new URL(request.url, "http://x").searchParams;
   const width = Number(query.get("width"));

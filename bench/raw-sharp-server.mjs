@@ -3,14 +3,9 @@
 // the same quality, auto-orientation) with no storage, auth or JSON.
 import { createServer } from "node:http";
 import sharp from "sharp";
+import { reportPeakRss } from "./lib.mjs";
 
-let peakRss = 0;
-setInterval(() => {
-  peakRss = Math.max(peakRss, process.memoryUsage.rss());
-}, 20).unref();
-process.on("message", (message) => {
-  if (message === "peak-rss") process.send({ peakRss: Math.max(peakRss, process.memoryUsage.rss()) });
-});
+reportPeakRss();
 
 const server = createServer(async (request, response) => {
   const chunks = [];

@@ -2,16 +2,11 @@
 // file server or a CDN origin does for an already-made variant).
 import { createReadStream, statSync } from "node:fs";
 import { createServer } from "node:http";
+import { reportPeakRss } from "./lib.mjs";
 
 const file = process.argv[2];
 const size = statSync(file).size;
-let peakRss = 0;
-setInterval(() => {
-  peakRss = Math.max(peakRss, process.memoryUsage.rss());
-}, 20).unref();
-process.on("message", (message) => {
-  if (message === "peak-rss") process.send({ peakRss: Math.max(peakRss, process.memoryUsage.rss()) });
-});
+reportPeakRss();
 const server = createServer((_request, response) => {
   response.writeHead(200, { "content-type": "image/jpeg", "content-length": size });
   createReadStream(file).pipe(response);

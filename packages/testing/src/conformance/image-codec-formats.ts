@@ -5,6 +5,7 @@ import { describe, expect, it, type TestContext } from "vitest";
 import {
   Colors,
   colorDistance,
+  decodeRaw,
   encodeAnimation,
   encodePixels,
   luminanceStats,
@@ -393,13 +394,4 @@ export function describeImageCodecFormats(name: string, codec: () => ImageCodec)
       }
     });
   });
-}
-
-async function decodeRaw(bytes: Uint8Array): Promise<RawImage> {
-  const { data, info } = await sharp(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
-    .toColourspace("srgb")
-    .ensureAlpha()
-    .raw({ depth: "uchar" })
-    .toBuffer({ resolveWithObject: true });
-  return { data, width: info.width, height: info.height, channels: 4 };
 }
