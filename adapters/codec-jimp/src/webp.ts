@@ -1,48 +1,19 @@
-import { readFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import decodeWebpWasm, { init as initDecoder } from "@jsquash/webp/decode.js";
 import encodeWebpWasm, { init as initEncoder } from "@jsquash/webp/encode.js";
 import type { Bitmap } from "./bitmap.js";
+import { compileWasm, type InitWithModule, once, readPackageFile, Wasm } from "./wasm.js";
 
-/**
- * WebP through `@jsquash/webp` (libwebp compiled to WASM). jimp's own `@jimp/wasm-webp` fails under
- * Node 20 because its Emscripten glue fetches the `.wasm` file by URL; here the file is read from
- * the installed package with `fs` and instantiated once, so nothing is ever fetched at run time.
- */
-let ready: Promise<void> | undefined;
-
-/** A compiled WASM module (typed loosely: the DOM lib, which declares WebAssembly's values, is off). */
-type WasmModule = object;
-type InitWithModule = (module: WasmModule) => Promise<unknown>;
-const Wasm = (
-  globalThis as unknown as {
-    WebAssembly: { compile(bytes: Uint8Array): Promise<WasmModule>; validate(bytes: Uint8Array): boolean };
-  }
-).WebAssembly;
-
-async function compile(specifier: string): Promise<WasmModule> {
-  const path = createRequire(import.meta.url).resolve(specifier);
-  return Wasm.compile(await readFile(path));
-}
-
-function ensureReady(): Promise<void> {
-  ready ??= (async () => {
-    const simd = await readFile(
-      createRequire(import.meta.url).resolve("@jsquash/webp/codec/enc/webp_enc_simd.wasm"),
-    );
-    // jsquash picks its SIMD glue when the runtime validates SIMD; pass the matching module.
-    const encoder = Wasm.validate(simd)
-      ? await Wasm.compile(simd)
-      : await compile("@jsquash/webp/codec/enc/webp_enc.wasm");
-    const decoder = await compile("@jsquash/webp/codec/dec/webp_dec.wasm");
-    await (initDecoder as unknown as InitWithModule)(decoder);
-    await (initEncoder as unknown as InitWithModule)(encoder);
-  })();
-  ready.catch(() => {
-    ready = undefined;
-  });
-  return ready;
-}
+/** WebP through `@jsquash/webp` (libwebp compiled to WASM), loaded as `wasm.ts` describes. */
+const ensureReady = once(async () => {
+  const simd = await readPackageFile("@jsquash/webp/codec/enc/webp_enc_simd.wasm");
+  // jsquash picks its SIMD glue when the runtime validates SIMD; pass the matching module.
+  const encoder = Wasm.validate(simd)
+    ? await Wasm.compile(simd)
+    : await compileWasm("@jsquash/webp/codec/enc/webp_enc.wasm");
+  const decoder = await compileWasm("@jsquash/webp/codec/dec/webp_dec.wasm");
+  await (initDecoder as unknown as InitWithModule)(decoder);
+  await (initEncoder as unknown as InitWithModule)(encoder);
+});
 
 /** Decodes WebP bytes to RGBA. Throws on corrupt or truncated data. */
 export async function decodeWebp(bytes: Uint8Array): Promise<Bitmap> {

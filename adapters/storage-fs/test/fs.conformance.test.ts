@@ -1,7 +1,9 @@
+import { createBlobVariantCache, type VariantCache } from "@pixport/core";
 import {
   describeBlobStoreConformance,
   describeImageRepositoryConformance,
   describeKeyStoreConformance,
+  describeVariantCacheConformance,
 } from "@pixport/testing";
 import { expect, it } from "vitest";
 import { createFsBlobStore, createFsImageRepository, createFsKeyStore } from "../src/index.js";
@@ -63,4 +65,19 @@ describeKeyStoreConformance({
   create: async () => createFsKeyStore({ root: await makeTempDirectory() }),
   peer: (store) => createFsKeyStore({ root: rootOf(store) }),
   cleanup,
+});
+
+// The default variant cache over files (what the prebuilt server uses).
+const variantRoots = new WeakMap<VariantCache, string>();
+describeVariantCacheConformance({
+  name: "blob-store variant cache on fs",
+  create: async () => {
+    const root = await makeTempDirectory();
+    const cache = createBlobVariantCache(createFsBlobStore({ root }), { maxBytes: 1024 * 1024 });
+    variantRoots.set(cache, root);
+    return cache;
+  },
+  peer: async (cache) =>
+    createBlobVariantCache(createFsBlobStore({ root: variantRoots.get(cache)! }), { maxBytes: 1024 * 1024 }),
+  cleanup: async (cache) => removeDirectory(variantRoots.get(cache)!),
 });

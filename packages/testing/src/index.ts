@@ -60,6 +60,10 @@ export {
   type TextExtractorTestContext,
 } from "./conformance/text-extractor.js";
 export {
+  describeVariantCacheConformance,
+  type VariantCacheConformanceOptions,
+} from "./conformance/variant-cache.js";
+export {
   alphaMaskIoU,
   BACKGROUND_FIXTURE_HEIGHT,
   BACKGROUND_FIXTURE_JPEG_QUALITY,

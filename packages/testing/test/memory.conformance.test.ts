@@ -1,5 +1,6 @@
 import {
   createBlobStorePublisher,
+  createBlobVariantCache,
   createMemoryBlobStore,
   createMemoryImageRepository,
   createMemoryKeyStore,
@@ -10,6 +11,7 @@ import {
   describeImagePublisherConformance,
   describeImageRepositoryConformance,
   describeKeyStoreConformance,
+  describeVariantCacheConformance,
 } from "../src/index.js";
 
 // The in-memory reference adapters pass every suite, which proves each suite can be passed. They
@@ -32,4 +34,17 @@ describeImagePublisherConformance({
       readPublic: (id, format) => target.get(`images/${id}.${FILE_EXTENSIONS[format]}`),
     };
   },
+});
+
+// The default variant cache over the in-memory store; the peer shares the store.
+const variantStores = new WeakMap<object, ReturnType<typeof createMemoryBlobStore>>();
+describeVariantCacheConformance({
+  name: "blob-store variant cache on memory",
+  create: async () => {
+    const store = createMemoryBlobStore();
+    const cache = createBlobVariantCache(store, { maxBytes: 1024 * 1024 });
+    variantStores.set(cache, store);
+    return cache;
+  },
+  peer: async (cache) => createBlobVariantCache(variantStores.get(cache)!, { maxBytes: 1024 * 1024 }),
 });

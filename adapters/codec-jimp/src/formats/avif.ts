@@ -1,40 +1,21 @@
-import { readFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import decodeAvifWasm, { init as initDecoder } from "@jsquash/avif/decode.js";
 import encodeAvifWasm, { init as initEncoder } from "@jsquash/avif/encode.js";
 import type { Bitmap } from "../bitmap.js";
+import { compileWasm, type InitWithModule, once } from "../wasm.js";
 
 /**
- * AVIF through `@jsquash/avif` (libavif with libaom and dav1d compiled to WASM), loaded like the
- * WebP codec: the `.wasm` files are read from the installed package and instantiated once per
- * thread (the codec's workers), so nothing is fetched at run time. The single-threaded encoder is
- * used (the multi-threaded one needs browser workers).
+ * AVIF through `@jsquash/avif` (libavif with libaom and dav1d compiled to WASM), loaded as
+ * `wasm.ts` describes, once per thread (the codec's workers). The single-threaded encoder is used
+ * (the multi-threaded one needs browser workers).
  */
-let ready: Promise<void> | undefined;
-
-type WasmModule = object;
-type InitWithModule = (module: WasmModule) => Promise<unknown>;
-const Wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WasmModule> } })
-  .WebAssembly;
-
-async function compile(specifier: string): Promise<WasmModule> {
-  return Wasm.compile(await readFile(createRequire(import.meta.url).resolve(specifier)));
-}
-
-function ensureReady(): Promise<void> {
-  ready ??= (async () => {
-    const [decoder, encoder] = await Promise.all([
-      compile("@jsquash/avif/codec/dec/avif_dec.wasm"),
-      compile("@jsquash/avif/codec/enc/avif_enc.wasm"),
-    ]);
-    await (initDecoder as unknown as InitWithModule)(decoder);
-    await (initEncoder as unknown as InitWithModule)(encoder);
-  })();
-  ready.catch(() => {
-    ready = undefined;
-  });
-  return ready;
-}
+const ensureReady = once(async () => {
+  const [decoder, encoder] = await Promise.all([
+    compileWasm("@jsquash/avif/codec/dec/avif_dec.wasm"),
+    compileWasm("@jsquash/avif/codec/enc/avif_enc.wasm"),
+  ]);
+  await (initDecoder as unknown as InitWithModule)(decoder);
+  await (initEncoder as unknown as InitWithModule)(encoder);
+});
 
 /** Decodes AVIF bytes (the primary image) to RGBA. Throws on corrupt or truncated data. */
 export async function decodeAvif(bytes: Uint8Array): Promise<Bitmap> {

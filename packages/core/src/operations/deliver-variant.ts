@@ -221,7 +221,7 @@ function variantSteps(
   source: Size,
   output: ImageFormat,
   maxOutputSide: number,
-): { steps: TransformStep[]; size: Size } {
+): TransformStep[] {
   const steps: TransformStep[] = [];
   const issues: { path: string; message: string }[] = [];
   let size = source;
@@ -278,14 +278,13 @@ function variantSteps(
     size = stepOutputSize(step, size);
   }
   if (modifiers.blur !== undefined) {
-    const blurred = blurSteps(modifiers.blur, size);
-    steps.push(...blurred);
+    steps.push(...blurSteps(modifiers.blur, size));
   }
   if (issues.length > 0) throw validationError(issues);
   planOutputSize(steps, source, maxOutputSide, (step) =>
     step.type === "resize" ? (modifiers.w !== undefined ? `w_${modifiers.w}` : `h_${modifiers.h}`) : "rot",
   );
-  return { steps, size };
+  return steps;
 }
 
 /** Whether `accept` lists `type` (with a q above 0). */
@@ -341,9 +340,8 @@ function boundedMemo<T>(limit: number): {
   };
 }
 
-async function sha256Hex(text: string | Uint8Array): Promise<string> {
-  const bytes = typeof text === "string" ? new TextEncoder().encode(text) : text;
-  const digest = await globalThis.crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
+async function sha256Hex(text: string): Promise<string> {
+  const digest = await globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
@@ -415,7 +413,7 @@ export function createVariantDelivery(
       ]);
     }
     const quality = modifiers.q ?? options.defaultQuality;
-    const { steps } = variantSteps(modifiers, record, format, context.limits.maxOutputSide);
+    const steps = variantSteps(modifiers, record, format, context.limits.maxOutputSide);
     const withoutExpiry = canonicalModifiers(parts.tokens.filter((token) => tokenKey(token) !== "exp"));
     const identity = `${withoutExpiry}|${format}|${quality}`;
     let key = keys.get(identity);
