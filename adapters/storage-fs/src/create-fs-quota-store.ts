@@ -1,7 +1,7 @@
 import path from "node:path";
 import { ErrorCodes, ImagePipelineError, type QuotaStore } from "@pixport/core";
 import { z } from "zod";
-import { type FsPromises, writeFileAtomic } from "./atomic-write.js";
+import { type FsPromises, temporaryFileName, writeFileAtomic } from "./atomic-write.js";
 import { errorCode, isMissing, toStorageError } from "./fs-errors.js";
 import { createKeyedLock } from "./keyed-lock.js";
 import { defaultFs, fsSchema, parseFsOptions, rootSchema } from "./options.js";
@@ -34,6 +34,9 @@ function isAlive(pid: number): boolean {
     return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
+
+/** How old a lock file without a holder pid must be before it is broken, ms. */
+const EMPTY_LOCK_GRACE_MS = 1_000;
 
 const counterSchema = z.object({ used: z.number().int().nonnegative() });
 
@@ -95,6 +98,28 @@ export function createFsQuotaStore(options: FsQuotaStoreOptions): FsQuotaStore {
     }
   }
 
+  /**
+   * Creates the lock file with its holder's pid already in it, atomically: the pid goes into a
+   * temp file that is then hard-linked to the lock name (`link(2)` fails with EEXIST when the lock
+   * exists). The lock names its holder, so a lock left by a process that died (`kill -9`) is broken
+   * at once rather than after `staleLockMs`; opening the lock and then writing the pid would leave
+   * an empty lock, with no holder to check, when the process dies between the two.
+   */
+  async function createLockFile(lock: string): Promise<void> {
+    const temporary = path.join(path.dirname(lock), temporaryFileName(path.basename(lock)));
+    const handle = await fs.open(temporary, "wx");
+    try {
+      await handle.writeFile(String(process.pid));
+    } finally {
+      await handle.close();
+    }
+    try {
+      await fs.link(temporary, lock);
+    } finally {
+      await fs.unlink(temporary).catch(() => undefined);
+    }
+  }
+
   /** Runs `task` holding the cross-process lock of `file` (and the in-process one first). */
   function locked<T>(file: string, task: () => Promise<T>): Promise<T> {
     return local.run(file, async () => {
@@ -103,22 +128,20 @@ export function createFsQuotaStore(options: FsQuotaStoreOptions): FsQuotaStore {
       const deadline = Date.now() + parsed.lockTimeoutMs;
       for (let attempt = 0; ; attempt++) {
         try {
-          // The lock names its holder, so a lock left by a process that died (kill -9) is broken
-          // at once rather than after `staleLockMs`.
-          const handle = await fs.open(lock, "wx");
-          try {
-            await handle.writeFile(String(process.pid));
-          } finally {
-            await handle.close();
-          }
+          await createLockFile(lock);
           break;
         } catch (error) {
           if (errorCode(error) !== "EEXIST") throw error;
           const info = await fs.stat(lock).catch(() => null);
-          const holder = Number(await fs.readFile(lock, "utf8").catch(() => ""));
+          const text = await fs.readFile(lock, "utf8").catch(() => "");
+          const holder = Number(text);
+          const age = info === null ? 0 : Date.now() - info.mtimeMs;
           if (
-            (info !== null && Date.now() - info.mtimeMs > parsed.staleLockMs) ||
-            (Number.isInteger(holder) && holder > 0 && holder !== process.pid && !isAlive(holder))
+            age > parsed.staleLockMs ||
+            (Number.isInteger(holder) && holder > 0 && holder !== process.pid && !isAlive(holder)) ||
+            // A lock without a holder was left by a crash between creating it and writing it
+            // (older versions could do that; power loss still can): no holder will ever free it.
+            (text === "" && age > EMPTY_LOCK_GRACE_MS)
           ) {
             await fs.unlink(lock).catch(() => undefined);
             continue;

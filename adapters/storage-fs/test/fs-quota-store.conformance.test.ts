@@ -111,4 +111,19 @@ describe("a lock left by a process that died", () => {
       used: 2,
     });
   });
+
+  it("is broken after a short grace when it names no holder (killed between creating and writing it)", async () => {
+    const root = await newRoot();
+    const store = createFsQuotaStore({ root, staleLockMs: 60_000, lockTimeoutMs: 3_000 });
+    await store.reserve({ accountId: "a", period: "2026-11", units: 1, limit: 25 });
+    const [file] = await readdir(path.join(root, "2026-11"));
+    await writeFile(path.join(root, "2026-11", `${file}~lock`), "");
+    // Before: nobody could break it until staleLockMs, so the reservation failed after lockTimeoutMs.
+    expect(await store.reserve({ accountId: "a", period: "2026-11", units: 1, limit: 25 })).toMatchObject({
+      granted: true,
+      used: 2,
+    });
+    // The store's own locks always name their holder: no temp file and no lock is left behind.
+    expect((await readdir(path.join(root, "2026-11"))).sort()).toEqual([file]);
+  });
 });
