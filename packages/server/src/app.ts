@@ -190,6 +190,11 @@ export async function startPixportServer(
   };
   if (metrics !== undefined) instruments = metrics;
   if (metrics !== undefined) app.get("/metrics", metrics.handler);
+  if (resolved.pages.playground || resolved.pages.docs) {
+    // Loaded only when a page is on: with both off, nothing of the pages is in the process.
+    const { createPlaygroundSite } = await import("@pixport/playground");
+    app.use(createPlaygroundSite(resolved.pages).middleware);
+  }
   app.get("/images/:file", servePublicImage(publicStore, log));
   app.head("/images/:file", servePublicImage(publicStore, log));
   app.use(createExpressRouter(resolve(runtime.container, Tokens.HttpHandler)));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defaultPublicBaseUrl, resolveServerConfig } from "./config.js";
+import { defaultPublicBaseUrl, loadServerConfig, resolveServerConfig } from "./config.js";
 
 describe("the default public base URL follows the bound address", () => {
   it("uses the host the server is bound to, and localhost for every interface", () => {
@@ -39,5 +39,21 @@ describe("config errors read as the operator wrote the value", () => {
     expect(() => resolveServerConfig({ encodeQuality: 0 })).toThrow(
       "encodeQuality must be at least 1, received 0",
     );
+  });
+});
+
+describe("the web pages", () => {
+  it("are on by default and turned off one by one from the environment or the file", async () => {
+    expect(resolveServerConfig({}).pages).toEqual({ playground: true, docs: true });
+    expect((await loadServerConfig({ environment: { PIXPORT_PLAYGROUND: "off" } })).pages).toEqual({
+      playground: false,
+      docs: true,
+    });
+    expect((await loadServerConfig({ environment: { PIXPORT_DOCS: "0" } })).pages).toEqual({
+      playground: true,
+      docs: false,
+    });
+    expect(resolveServerConfig({ pages: { docs: false } }).pages).toEqual({ playground: true, docs: false });
+    expect(() => resolveServerConfig({ pages: { playgrond: false } })).toThrow(/playgrond/);
   });
 });

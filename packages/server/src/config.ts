@@ -166,6 +166,16 @@ export const serverConfigSchema = z
       .strict()
       .default({ enabled: true }),
     /**
+     * The web pages: the playground at `/` and the API reference (Swagger UI) at `/docs`, both
+     * served from this process (no CDN). Turned off, their package is not even loaded.
+     * Environment: `PIXPORT_PLAYGROUND`, `PIXPORT_DOCS` (`0`/`false`/`off` to disable).
+     * @default { playground: true, docs: true }
+     */
+    pages: z
+      .object({ playground: z.boolean().default(true), docs: z.boolean().default(true) })
+      .strict()
+      .default({ playground: true, docs: true }),
+    /**
      * Create-from-URL (`POST /v1/images` with `{name, url}`): `enabled`, `allowedOrigins` (replaces
      * the contract's table), `additionalOrigins` (host patterns added to it), `originalStorageAlias`,
      * `maxRedirects` (0..3), `connectTimeoutMs`, `timeoutMs`. The own storage base is always
@@ -371,6 +381,15 @@ function fromEnvironment(environment: NodeJS.ProcessEnv): Record<string, unknown
       ...(metricsToken ? { token: metricsToken } : {}),
     };
   }
+  const pages: Record<string, boolean> = {};
+  for (const [name, key] of [
+    ["PIXPORT_PLAYGROUND", "playground"],
+    ["PIXPORT_DOCS", "docs"],
+  ] as const) {
+    const raw = environment[name];
+    if (raw !== undefined && raw !== "") pages[key] = !/^(0|false|no|off)$/i.test(raw);
+  }
+  if (Object.keys(pages).length > 0) result.pages = pages;
   const signingKeys = environment.PIXPORT_DELIVERY_SIGNING_KEYS;
   if (signingKeys !== undefined && signingKeys !== "") {
     result.delivery = {
@@ -458,6 +477,7 @@ export async function loadServerConfig(options: LoadConfigOptions = {}): Promise
     "urlImport",
     "memoryBudget",
     "delivery",
+    "pages",
   ] as const) {
     const parts = [fromFile[section], env[section], options.overrides?.[section]].filter(
       (part) => part !== undefined,
