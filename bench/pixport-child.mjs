@@ -21,6 +21,8 @@ const running = await startPixportServer(
     // or both off; unset keeps the bench's usual setting (logs off, metrics at their default: on).
     ...(process.env.PIXPORT_BENCH_OBSERVE === "on" ? { log: true, metrics: { enabled: true } } : {}),
     ...(process.env.PIXPORT_BENCH_OBSERVE === "off" ? { log: false, metrics: { enabled: false } } : {}),
+    // resize-throughput.mjs --pages: the comparison server without the playground and /docs.
+    ...(process.env.PIXPORT_BENCH_PAGES === "off" ? { pages: { playground: false, docs: false } } : {}),
     // bench/delivery.mjs: the delivery signing key and cache size.
     ...(process.env.PIXPORT_BENCH_DELIVERY
       ? { delivery: JSON.parse(process.env.PIXPORT_BENCH_DELIVERY) }

@@ -1,7 +1,7 @@
 // Compares POST /v1/images/{id}/resize on the prebuilt pixport server against a raw sharp server on
 // node:http doing the same resize (1920x1280 JPEG to 800 px wide), in one run, at the same
 // concurrency. Each server runs in its own child process so their RSS is measured separately.
-// Usage: node bench/resize-throughput.mjs [--seconds 15] [--concurrency 4] [--warmup 3]
+// Usage: node bench/resize-throughput.mjs [--seconds 15] [--concurrency 4] [--warmup 3] [--observability | --pages]
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -19,6 +19,9 @@ const { values } = parseArgs({
     // Adds a second pixport server with access logs and /metrics on, the first one having both
     // off, alternating all three: the overhead of observability in the same run.
     observability: { type: "boolean", default: false },
+    // Adds a second pixport server with the web pages (playground, /docs) off, the first one having
+    // them on (the default): what the pages cost API requests, in the same run.
+    pages: { type: "boolean", default: false },
   },
 });
 const seconds = Number(values.seconds);
@@ -75,14 +78,15 @@ async function load(send, durationSeconds, child) {
 
 const jpeg = await fixture();
 const dataDir = await mkdtemp(path.join(tmpdir(), "pixport-bench-"));
-const observeDir = values.observability ? await mkdtemp(path.join(tmpdir(), "pixport-bench-")) : undefined;
+const observeDir =
+  values.observability || values.pages ? await mkdtemp(path.join(tmpdir(), "pixport-bench-")) : undefined;
 const observed =
   observeDir === undefined
     ? undefined
     : await startChild(
         path.join(here, "pixport-child.mjs"),
         [observeDir],
-        { PIXPORT_BENCH_OBSERVE: "on" },
+        values.observability ? { PIXPORT_BENCH_OBSERVE: "on" } : { PIXPORT_BENCH_PAGES: "off" },
         [],
         {
           stderr: "ignore",
@@ -202,7 +206,12 @@ try {
       `${name}: deferred work after its measurements (image facts): ${(entry.cpuMs / Math.max(1, entry.requests)).toFixed(1)} CPU ms per request served`,
     );
   }
-  if (observed !== undefined) {
+  if (observed !== undefined && values.pages) {
+    const withoutPages = merge(results.observed);
+    console.log(
+      `pixport with the pages off: ${withoutPages.rps.toFixed(1)} req/s, p99 ${withoutPages.p99.toFixed(1)} ms, ${withoutPages.cpuPerRequest.toFixed(1)} CPU ms/req; ratio pages on / pages off: ${(ours.rps / withoutPages.rps).toFixed(3)}, CPU per request on / off: ${(ours.cpuPerRequest / withoutPages.cpuPerRequest).toFixed(3)}`,
+    );
+  } else if (observed !== undefined) {
     const withObservability = merge(results.observed);
     console.log(
       `pixport with access logs and /metrics: ${withObservability.rps.toFixed(1)} req/s, p99 ${withObservability.p99.toFixed(1)} ms, ${withObservability.cpuPerRequest.toFixed(1)} CPU ms/req; ratio to the same server without them: ${(withObservability.rps / ours.rps).toFixed(3)} (target >= 0.97); to raw sharp: ${(withObservability.rps / reference.rps).toFixed(3)}`,
