@@ -162,6 +162,22 @@ describe("the playground at /", () => {
     expect(shown).toContain("422");
     expect(shown).toMatch(/width must be/);
 
+    // Drag and drop: a file dropped on the drop zone is uploaded and becomes the source.
+    const small = (
+      await sharp({ create: { width: 48, height: 32, channels: 3, background: "#00a000" } })
+        .png()
+        .toBuffer()
+    ).toString("base64");
+    const dataTransfer = await page.evaluateHandle((base64: string) => {
+      const bytes = Uint8Array.from(atob(base64), (char) => char.charCodeAt(0));
+      const transfer = new (globalThis as any).DataTransfer();
+      transfer.items.add(new File([bytes], "dropped.png", { type: "image/png" }));
+      return transfer;
+    }, small);
+    await page.dispatchEvent("#drop", "drop", { dataTransfer });
+    await expect.poll(() => page.textContent("#status")).toContain("Uploaded dropped");
+    expect(await page.textContent("#source-facts")).toContain("48 × 32");
+
     // Phone width: nothing wider than the screen.
     await page.setViewportSize({ width: 390, height: 844 });
     expect(

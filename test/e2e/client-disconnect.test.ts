@@ -52,8 +52,10 @@ describe("a client disconnect cancels the upstream model call", () => {
     client.abort();
     expect(await pending).toBeInstanceOf(Error);
     await waitUntil(() => provider.requests[0]?.abandoned === true, "pixport abandoned the upstream request");
-    // The quota reservation is given back once the aborted call settles.
+    // The quota reservation is given back once the aborted call settles (a moment after the
+    // job's slot is free: the release is the last thing the settled call does).
     await waitUntil(() => server.pipeline.load()?.active === 0, "the job ended");
-    expect(await policy.quota.usage("leaver", quotaPeriod(policy.clock.now()))).toBe(usageBefore);
+    const usage = () => policy.quota.usage("leaver", quotaPeriod(policy.clock.now()));
+    await expect.poll(usage, { timeout: 5_000 }).toBe(usageBefore);
   });
 });
