@@ -3,7 +3,7 @@ import type { Server } from "node:http";
 import { request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createSharpCodec } from "@pixport/codec-sharp";
-import { type ImageCodec, quotaPeriod, type VisionModel } from "@pixport/core";
+import type { ImageCodec, VisionModel } from "@pixport/core";
 import { createHttpHandler } from "@pixport/http";
 import { createExpressRouter } from "@pixport/http-express";
 import { createHttpBindingPipeline, type HttpBindingPipeline, waitUntil } from "@pixport/testing";
@@ -108,8 +108,7 @@ describe("back-pressure (workQueue) over HTTP", () => {
     expect([a.status, b.status]).toEqual([201, 201]);
     expect(subject.pipeline.load()).toEqual({ active: 0, queued: 0 });
     // The account's month: the upload and the two accepted resizes; the refused one reserved nothing.
-    const { policy } = subject.pipeline.context;
-    expect(await policy.quota.usage("busy", quotaPeriod(policy.clock.now()))).toBe(3);
+    expect((await subject.pipeline.usage("busy")).images).toBe(3);
   });
 });
 

@@ -162,8 +162,7 @@ describe("the memory budget of the prebuilt server", () => {
       "big",
     );
     const reserved: number[] = [];
-    const budget = handle.server.pipeline.context.memory!;
-    const timer = setInterval(() => reserved.push(budget.stats().reservedBytes), 5);
+    const timer = setInterval(() => reserved.push(handle.server.pipeline.memory()!.reservedBytes), 5);
     const response = await call(handle.url, "POST", `/v1/images/${big.id}/remove-background`, { key });
     clearInterval(timer);
     expect(response.status, JSON.stringify(response.json)).toBe(422);
@@ -177,11 +176,11 @@ describe("the memory budget of the prebuilt server", () => {
   it("runs 8 concurrent large resizes within the budget: never more reserved than allowed, all answered", async () => {
     const key = await newKey(handle.server, "test", "memory-burst");
     const tiny = await upload(handle.url, key, await halves(64, 48, [255, 0, 0], [0, 0, 255]), "tiny");
-    const memory = handle.server.pipeline.context.memory!;
+
     let peakReserved = 0;
     let peakWaiting = 0;
     const sampler = setInterval(() => {
-      const stats = memory.stats();
+      const stats = handle.server.pipeline.memory()!;
       peakReserved = Math.max(peakReserved, stats.reservedBytes);
       peakWaiting = Math.max(peakWaiting, stats.waiting);
     }, 2);
@@ -208,7 +207,11 @@ describe("the memory budget of the prebuilt server", () => {
     expect(peakReserved).toBeLessThanOrEqual(400 * 1024 * 1024);
     expect(peakReserved).toBeGreaterThan(0);
     expect(peakWaiting).toBeGreaterThan(0);
-    expect(memory.stats()).toEqual({ reservedBytes: 0, waiting: 0, maxBytes: 400 * 1024 * 1024 });
+    expect(handle.server.pipeline.memory()).toEqual({
+      reservedBytes: 0,
+      waiting: 0,
+      maxBytes: 400 * 1024 * 1024,
+    });
     // Generous: the budget plus the codec's own caches and the encoded outputs.
     expect(rssPeak - rssBefore).toBeLessThan(900 * 1024 * 1024);
   }, 60_000);

@@ -1,7 +1,7 @@
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
-import { type ImageCodec, quotaPeriod } from "@pixport/core";
-import { variantsPeriod } from "@pixport/core/internal";
+import type { ImageCodec } from "@pixport/core";
+import { pipelineContext } from "@pixport/core/internal";
 import { sign, signedPath, variantUrl } from "@pixport/url-signer";
 import sharp from "sharp";
 import { beforeAll, describe, expect, it, vi } from "vitest";
@@ -197,11 +197,11 @@ describe.each(CODECS)("variant delivery (%s)", (codec) => {
   });
 
   it("computes a variant once: a HIT never calls the codec, 50 concurrent misses call it once", async () => {
-    const counter = countTransforms(running.server.pipeline.context);
-    const { quota, clock } = running.server.pipeline.context.policy;
-    const counted = () => quota.usage(`delivery-${codec}`, variantsPeriod(clock.now()));
+    const counter = countTransforms(pipelineContext(running.server.pipeline));
+    const usage = () => running.server.pipeline.usage(`delivery-${codec}`);
+    const counted = async () => (await usage()).variants;
     const before = await counted();
-    const billed = () => quota.usage(`delivery-${codec}`, quotaPeriod(clock.now()));
+    const billed = async () => (await usage()).images;
     const billedBefore = await billed();
     const target = await url(["w_77"]);
     const answers = await Promise.all(Array.from({ length: 50 }, () => get(target)));

@@ -1,4 +1,3 @@
-import { quotaPeriod } from "@pixport/core";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   CODECS,
@@ -28,9 +27,8 @@ describe.each(CODECS)("POST /v1/images/{image_id}/transform (%s)", (codec) => {
   });
 
   it("runs resize then rotate 90 in one call: the left half ends on top; billed once, one new image", async () => {
-    const { policy } = running.server.pipeline.context;
-    const period = quotaPeriod(policy.clock.now());
-    const before = await policy.quota.usage(`fused-${codec}`, period);
+    const used = async () => (await running.server.pipeline.usage(`fused-${codec}`)).images;
+    const before = await used();
     const response = await call(running.url, "POST", `/v1/images/${halvesId}/transform`, {
       key,
       json: {
@@ -47,7 +45,7 @@ describe.each(CODECS)("POST /v1/images/{image_id}/transform (%s)", (codec) => {
     expect(response.json).toMatchObject({ name: "fused", width: 50, height: 100, format: "webp" });
     expect(response.json.id).toMatch(ID);
     expect(response.headers.get("x-image-processing-usage")).toBe("1");
-    expect(await policy.quota.usage(`fused-${codec}`, period)).toBe(before + 1);
+    expect(await used()).toBe(before + 1);
     const raw = await decode(
       (await call(running.url, "GET", `/v1/images/${response.json.id}/download`, { key })).bytes,
     );

@@ -97,8 +97,7 @@ export async function newKey(
   accountId: string,
   options: { trial?: boolean } = {},
 ): Promise<string> {
-  if (kind === "live" && options.trial !== true)
-    await server.pipeline.context.policy.accounts.setUpgraded(accountId, true);
+  if (kind === "live" && options.trial !== true) await server.accounts.setUpgraded(accountId, true);
   return (await createApiKey(server.keys, { kind, accountId })).key;
 }
 

@@ -34,7 +34,7 @@ const server = await startPixportServer(
   }),
 );
 try {
-  await server.pipeline.context.policy.accounts.setUpgraded("offline", true);
+  await server.accounts.setUpgraded("offline", true);
   const { key } = await createApiKey(server.keys, { kind: "live", accountId: "offline" });
   const headers = { "x-api-key": key };
   const upload = async (file, name) => {

@@ -74,19 +74,9 @@ export type {
   ListImagesRequest,
   PageCursor,
 } from "./operations/manage-images.js";
-export type {
-  ImagineImageInput,
-  ModelImageInput,
-  ModelPorts,
-} from "./operations/model-operations.js";
-export {
-  type RemoveBackgroundInput,
-  removeImageBackground,
-} from "./operations/remove-background.js";
-export {
-  type SweepOrphansResult,
-  sweepOrphans,
-} from "./operations/sweep-orphans.js";
+export type { ImagineImageInput, ModelImageInput } from "./operations/model-operations.js";
+export type { RemoveBackgroundInput } from "./operations/remove-background.js";
+export type { SweepOrphansResult } from "./operations/sweep-orphans.js";
 export {
   OPERATIONS_TABLE,
   type OperationId,
@@ -100,6 +90,7 @@ export {
 export type { UploadImageInput } from "./operations/upload-image.js";
 export { parseOptions } from "./options.js";
 export {
+  type AccountUsage,
   type CallOptions,
   createImagePipeline,
   type ImagePipeline,
@@ -202,6 +193,7 @@ export {
   type Logger,
   silentLogger,
 } from "./ports/logger.js";
+export type { ModelPorts } from "./ports/models.js";
 export type { PlaceholderEncoder, PlaceholderPixels } from "./ports/placeholder-encoder.js";
 export type {
   QuotaReservation,

@@ -22,8 +22,10 @@ export {
   IMAGINE_SIZE,
   MASKED_CLASSIFICATION,
 } from "./operations/model-operations.js";
+export { removeImageBackground } from "./operations/remove-background.js";
+export { sweepOrphans } from "./operations/sweep-orphans.js";
 export { isOperationId } from "./operations/table.js";
-export { variantsPeriod } from "./pipeline.js";
+export { pipelineContext, variantsPeriod } from "./pipeline.js";
 export { BILLING_UNITS } from "./policies/billing.js";
 export {
   hostMatches,

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { createRandomIdGenerator } from "./ids.js";
 import type { Image } from "./image.js";
-import { limitsSchema } from "./limits.js";
+import { type Limits, limitsSchema } from "./limits.js";
 import { createMemoryAccountStore } from "./memory/memory-account-store.js";
 import { createMemoryLockService } from "./memory/memory-lock-service.js";
 import { createMemoryQuotaStore } from "./memory/memory-quota-store.js";
@@ -37,7 +37,6 @@ import {
   type ImagineImageInput,
   imagineImage,
   type ModelImageInput,
-  type ModelPorts,
   visualizeImage,
 } from "./operations/model-operations.js";
 import { type RemoveBackgroundInput, removeImageBackground } from "./operations/remove-background.js";
@@ -82,6 +81,7 @@ import type { ImageRepository } from "./ports/image-repository.js";
 import type { KeyStore } from "./ports/key-store.js";
 import type { LockService } from "./ports/lock-service.js";
 import { type Logger, silentLogger } from "./ports/logger.js";
+import type { ModelPorts } from "./ports/models.js";
 import type { PlaceholderEncoder } from "./ports/placeholder-encoder.js";
 import type { QuotaStore } from "./ports/quota-store.js";
 import type { RateLimitDecision, RateLimiter } from "./ports/rate-limiter.js";
@@ -228,8 +228,25 @@ export interface CallOptions {
 }
 
 /** Every operation of the IMG Processing API in scope, bound to one set of adapters. */
+/** An account's usage of one month: what {@link ImagePipeline.usage} answers. */
+export interface AccountUsage {
+  /** The month, `YYYY-MM` (UTC). */
+  period: string;
+  /** Billed images (processed images, uploads, imports) in the month. */
+  images: number;
+  /** The account's monthly cap: `policies.trialImagesPerMonth` for a trial account, `null` when upgraded. */
+  limit: number | null;
+  /** Variants computed for its images' delivery URLs in the month (cache misses; not billed). */
+  variants: number;
+}
+
 export interface ImagePipeline {
-  readonly context: PipelineContext;
+  /** The limits the pipeline enforces (upload bytes, pixels, frames, output size, ...). */
+  readonly limits: Readonly<Limits>;
+  /** The account's usage of this month, or of the month of `at`. */
+  usage(accountId: string, at?: Date): Promise<AccountUsage>;
+  /** Bytes reserved by image jobs against the `memoryBudget`; `null` without one. */
+  memory(): { reservedBytes: number; waiting: number; maxBytes: number } | null;
   authenticate(apiKey: string | null | undefined): Promise<Caller>;
   /**
    * Counts one request of the caller against its per-minute limit. Resolves the decision (for
@@ -436,7 +453,23 @@ export function createImagePipeline(
         ...(options.signal === undefined ? {} : { signal: options.signal }),
       });
   const pipeline: ImagePipeline = {
-    context,
+    limits: context.limits,
+    usage: async (accountId, at = context.clock.now()) => {
+      const { quota, accounts, policies } = context.policy;
+      const period = quotaPeriod(at);
+      const [images, variants, account] = await Promise.all([
+        quota.usage(accountId, period),
+        quota.usage(accountId, variantsPeriod(at)),
+        accounts.get(accountId),
+      ]);
+      return {
+        period,
+        images,
+        limit: account?.upgraded === true ? null : policies.trialImagesPerMonth,
+        variants,
+      };
+    },
+    memory: () => context.memory?.stats() ?? null,
     transform: typed(() => pipeline.transformImage),
     resize: typed(() => pipeline.resizeImage),
     crop: typed(() => pipeline.cropImage),
@@ -504,6 +537,7 @@ export function createImagePipeline(
       extractFormattedText(context, models, caller, input),
     ),
   };
+  CONTEXTS.set(pipeline, context);
   return pipeline;
 }
 
@@ -513,6 +547,18 @@ type _EveryOperationIsAMethod = {
 };
 
 /** The counter of an account's computed variants in the month of `now` (e.g. `2026-11/variants`). */
+const CONTEXTS = new WeakMap<ImagePipeline, PipelineContext>();
+
+/**
+ * The adapters and settings a pipeline runs on, for pixport's own packages and tests (exported from
+ * `@pixport/core/internal` only): library code uses the pipeline's methods, `limits` and `usage()`.
+ */
+export function pipelineContext(pipeline: ImagePipeline): PipelineContext {
+  const context = CONTEXTS.get(pipeline);
+  if (context === undefined) throw new Error("not a pipeline made by createImagePipeline");
+  return context;
+}
+
 export function variantsPeriod(now: Date): string {
   return `${quotaPeriod(now)}/variants`;
 }

@@ -13,6 +13,7 @@ import {
   isImagePipelineError,
 } from "../src/index.js";
 import { sweepExpiredTestImages } from "../src/operations/sweep-expired-images.js";
+import { pipelineContext } from "../src/pipeline.js";
 import {
   admitRequest,
   type PolicyContext,
@@ -182,7 +183,7 @@ describe("sweepExpiredTestImages", () => {
       await blobStore.put(`images/${id}.png`, new Uint8Array([1]), { contentType: "image/png" });
       await images.insert(record(id, stage, createdAt));
     }
-    const url = await pipeline.context.publisher.publish({
+    const url = await pipelineContext(pipeline).publisher.publish({
       id: old,
       format: "png",
       blobKey: `images/${old}.png`,
@@ -190,12 +191,14 @@ describe("sweepExpiredTestImages", () => {
     await images.update(old, { url });
     const now = new Date("2026-11-22T00:00:00.000Z");
     const cutoff = new Date(now.getTime() - 90 * 24 * 60 * 60 * 1000);
-    expect(await sweepExpiredTestImages(pipeline.context, { createdBefore: cutoff, batchSize: 1 })).toBe(1);
+    expect(
+      await sweepExpiredTestImages(pipelineContext(pipeline), { createdBefore: cutoff, batchSize: 1 }),
+    ).toBe(1);
     expect(await images.get(old)).toBeNull();
     expect(await blobStore.get(`images/${old}.png`)).toBeNull();
     expect(await publicStore.get(`images/${old}.png`)).toBeNull();
     expect(await images.get(recent)).not.toBeNull();
     expect(await images.get(oldLive)).not.toBeNull();
-    expect(await sweepExpiredTestImages(pipeline.context, { createdBefore: cutoff })).toBe(0);
+    expect(await sweepExpiredTestImages(pipelineContext(pipeline), { createdBefore: cutoff })).toBe(0);
   });
 });

@@ -281,7 +281,7 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
         if (uploadAccount !== undefined)
           uploadsByAccount.set(uploadAccount, (uploadsByAccount.get(uploadAccount) ?? 0) + 1);
         holdsUpload = true;
-        const maxFileBytes = pipeline.context.limits.maxUploadBytes;
+        const maxFileBytes = pipeline.limits.maxUploadBytes;
         const declared = Number(headerValue(request, "content-length") ?? Number.NaN);
         if (declared > maxFileBytes + settings.multipartOverheadBytes) {
           throw new ImagePipelineError(ErrorCodes.IMAGE_TOO_LARGE, "upload too large", {

@@ -149,8 +149,9 @@ export async function startPixportServer(
   // Readiness probes the stores every request needs, each with a short deadline, and names what
   // failed: the image records, the private blob store and the key store (Redis, when configured).
   const blobStore = resolve(runtime.container, Tokens.BlobStore);
+  const imageRepository = resolve(runtime.container, Tokens.ImageRepository);
   const probes: Record<string, () => Promise<unknown>> = {
-    images: () => pipeline.context.images.get("image_readinessprobe000000000"),
+    images: () => imageRepository.get("image_readinessprobe000000000"),
     blobs: () => blobStore.stat("readyz/probe"),
     keys: () => keys.findByHash("0".repeat(64)),
   };

@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 import { createRequire } from "node:module";
-import { isImagePipelineError, quotaPeriod } from "@pixport/core";
-import { variantsPeriod } from "@pixport/core/internal";
+import { isImagePipelineError } from "@pixport/core";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { createConsoleLogger, startPixportServer } from "./app.js";
 import { loadServerConfig } from "./config.js";
@@ -228,15 +227,9 @@ withStores(
     .requiredOption("--account <name>", "account name"),
 ).action((options: StoreOptions & { account: string }) =>
   withRuntime(options, async (runtime) => {
-    const account = await runtime.accounts.get(options.account);
-    const period = quotaPeriod(runtime.pipeline.context.clock.now());
-    const used = await runtime.quota.usage(options.account, period);
-    const variants = await runtime.quota.usage(
-      options.account,
-      variantsPeriod(runtime.pipeline.context.clock.now()),
-    );
+    const { period, images, limit, variants } = await runtime.pipeline.usage(options.account);
     console.log(
-      `Account ${options.account}: ${account?.upgraded ? "upgraded" : "trial"}, ${used} images used in ${period}`,
+      `Account ${options.account}: ${limit === null ? "upgraded" : "trial"}, ${images} images used in ${period}${limit === null ? "" : ` of ${limit}`}`,
     );
     console.log(`Variants computed (delivery cache misses, not billed) in ${period}: ${variants}`);
     return 0;

@@ -110,7 +110,7 @@ export function createServerMetrics(
     labelNames: ["kind"] as const,
     registers: [registry],
     collect() {
-      const stats = pipeline.context.memory?.stats();
+      const stats = pipeline.memory();
       this.set({ kind: "reserved" }, stats?.reservedBytes ?? 0);
       this.set({ kind: "budget" }, stats?.maxBytes ?? 0);
     },

@@ -275,7 +275,7 @@ export async function createPixportRuntime(
     container: scope,
     keys: resolve(scope, Tokens.KeyStore),
     accounts: resolve(scope, Tokens.AccountStore),
-    quota: pipeline.context.policy.quota,
+    quota: resolve(scope, Tokens.QuotaStore),
     publicStore: resolve(scope, Tokens.PublicBlobStore),
     async close() {
       // Background work (image facts) finishes its current image and stops before the stores close.

@@ -1,9 +1,9 @@
 import { ErrorCodes, ImagePipelineError, isImagePipelineError, validationError } from "../errors.js";
 import { type Image, sniffImageFormat } from "../image.js";
-import type { Classification, Classifier } from "../ports/classifier.js";
-import type { ImageGenerator } from "../ports/image-generator.js";
-import type { TextExtractor, TextFormat } from "../ports/text-extractor.js";
-import type { ModelImage, ModelProvider, VisionModel } from "../ports/vision-model.js";
+import type { Classification } from "../ports/classifier.js";
+import type { ModelPorts } from "../ports/models.js";
+import type { TextFormat } from "../ports/text-extractor.js";
+import type { ModelImage, ModelProvider } from "../ports/vision-model.js";
 import {
   classifySchema,
   extractFormattedTextSchema,
@@ -21,14 +21,6 @@ import {
   type PipelineContext,
 } from "./context.js";
 import { ingestImage } from "./upload-image.js";
-
-/** The model ports a pipeline may run on; each is optional (its operations answer 501 without it). */
-export interface ModelPorts {
-  vision?: VisionModel | undefined;
-  generator?: ImageGenerator | undefined;
-  classifier?: Classifier | undefined;
-  textExtractor?: TextExtractor | undefined;
-}
 
 /** Contract defaults (P14, P15); classify and extract have no API-visible model. */
 export const DEFAULT_MODELS = { imagine: "sdxl", visualize: "uform-gen" } as const;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ErrorCodes, ImagePipelineError, isImagePipelineError } from "../errors.js";
-import type { ModelPorts } from "../operations/model-operations.js";
 import type { Clock } from "../ports/clock.js";
+import type { ModelPorts } from "../ports/models.js";
 
 /**
  * Circuit breaker of the model-backed operations, per node and per model: after

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { type ErrorCode, ErrorCodes, ImagePipelineError } from "../errors.js";
+import { type ErrorCode, ErrorCodes } from "../errors.js";
 import { parseOptions } from "../options.js";
 import { BLOB_KEY_PATTERN } from "../ports/blob-store.js";
 import { hostMatches, hostPatternProblem, normalizeHostName } from "./host-pattern.js";

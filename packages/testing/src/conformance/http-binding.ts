@@ -1,6 +1,7 @@
 import {
   createBlobStorePublisher,
   createImagePipeline,
+  createMemoryAccountStore,
   createMemoryBlobStore,
   createMemoryImageRepository,
   createMemoryKeyStore,
@@ -93,8 +94,10 @@ export function createHttpBindingPipeline(options: {
   const publicStorageBaseUrl = options.publicStorageBaseUrl ?? "https://cdn.test";
   const blobStore = createMemoryBlobStore();
   const keys = createMemoryKeyStore();
+  const accounts = createMemoryAccountStore();
   const pipeline = createImagePipeline(
     {
+      accounts,
       codec: options.codec,
       blobStore,
       images: createMemoryImageRepository(),
@@ -120,7 +123,7 @@ export function createHttpBindingPipeline(options: {
     pipeline,
     publicStorageBaseUrl,
     async createKey(kind, accountId) {
-      if (kind === "live") await pipeline.context.policy.accounts.setUpgraded(accountId, true);
+      if (kind === "live") await accounts.setUpgraded(accountId, true);
       const key = generateApiKey(kind);
       await keys.insert({
         id: generateKeyId(),
