@@ -1,31 +1,62 @@
-import { ErrorCodes, ImagePipelineError, isImagePipelineError } from "@pixport/core";
+import { ErrorCodes, ImagePipelineError, isImagePipelineError, parseOptions } from "@pixport/core";
 import type { Redis } from "ioredis";
+import { z } from "zod";
 
-/** Options shared by every Redis adapter. */
-export interface RedisAdapterOptions {
-  /**
-   * A constructed ioredis client. The adapter never connects or quits it: its owner does. For a
-   * server, configure it to fail fast during an outage (`enableOfflineQueue: false`,
-   * `maxRetriesPerRequest: 1`), so requests get an answer instead of waiting in ioredis' queue.
-   */
-  client: Redis;
-  /**
-   * Prefix of every key this adapter writes, so several deployments (or test runs) can share one
-   * Redis. Keys that must be updated together carry a `{hash tag}` so they live in one Cluster slot.
-   * @default "pixport:"
-   */
-  prefix?: string;
-  /**
-   * Upper bound of one Redis call in milliseconds; a slower call fails with
-   * `STORAGE_UNAVAILABLE`, so a stalled Redis never hangs a request.
-   * @default 2000
-   */
-  commandTimeoutMs?: number;
+/** Whether `value` looks like a constructed ioredis client (or Cluster): it has the calls the adapters use. */
+function isRedisClient(value: unknown): value is Redis {
+  const client = value as Partial<Record<"get" | "set" | "defineCommand", unknown>> | null;
+  return (
+    typeof client === "object" &&
+    client !== null &&
+    typeof client.get === "function" &&
+    typeof client.set === "function" &&
+    typeof client.defineCommand === "function"
+  );
+}
+
+/** Options shared by every Redis adapter (checked by each factory; unknown keys are refused). */
+export const redisAdapterOptionsSchema = z
+  .object({
+    /**
+     * A constructed ioredis client. The adapter never connects or quits it: its owner does. For a
+     * server, configure it to fail fast during an outage (`enableOfflineQueue: false`,
+     * `maxRetriesPerRequest: 1`), so requests get an answer instead of waiting in ioredis' queue.
+     */
+    client: z.custom<Redis>(isRedisClient, {
+      message: "must be a constructed ioredis client (new Redis(url))",
+    }),
+    /**
+     * Prefix of every key this adapter writes, so several deployments (or test runs) can share one
+     * Redis. Keys that must be updated together carry a `{hash tag}` so they live in one Cluster slot.
+     * @default "pixport:"
+     */
+    prefix: z.string().max(200).default("pixport:"),
+    /**
+     * Upper bound of one Redis call in milliseconds; a slower call fails with
+     * `STORAGE_UNAVAILABLE`, so a stalled Redis never hangs a request.
+     * @default 2000
+     */
+    commandTimeoutMs: z.number().int().positive().max(600_000).default(2000),
+  })
+  .strict();
+
+/** Options shared by every Redis adapter; see {@link redisAdapterOptionsSchema}. */
+export type RedisAdapterOptions = z.input<typeof redisAdapterOptionsSchema>;
+/** {@link RedisAdapterOptions} with the defaults applied. */
+export type ResolvedRedisOptions = z.output<typeof redisAdapterOptionsSchema>;
+
+/** Checks a factory's options against `schema`; throws `INVALID_CONFIGURATION` naming each bad field. */
+export function parseRedisOptions<Schema extends z.ZodType>(
+  schema: Schema,
+  options: unknown,
+  factory: string,
+): z.output<Schema> {
+  return parseOptions(schema, options, factory);
 }
 
 /** Runs one Redis call with a deadline, translating failures to `STORAGE_UNAVAILABLE`. */
-export function createCaller(options: RedisAdapterOptions) {
-  const timeoutMs = options.commandTimeoutMs ?? 2000;
+export function createCaller(options: { commandTimeoutMs: number }) {
+  const timeoutMs = options.commandTimeoutMs;
   return async function call<T>(action: string, task: () => Promise<T>): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {

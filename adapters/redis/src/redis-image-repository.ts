@@ -5,7 +5,14 @@ import {
   type ImageRepository,
   type ListImagesQuery,
 } from "@pixport/core";
-import { createCaller, defineScript, type RedisAdapterOptions, script } from "./client.js";
+import {
+  createCaller,
+  defineScript,
+  parseRedisOptions,
+  type RedisAdapterOptions,
+  redisAdapterOptionsSchema,
+  script,
+} from "./client.js";
 
 // Insert a record only when its id is new, and index it, in one step.
 const INSERT_IMAGE = `
@@ -65,8 +72,9 @@ function timePart(ms: number): string {
  * Insert and delete change the record and both indexes in one Lua script; update is a
  * compare-and-set of the JSON (the patch never touches `createdAt`, so the indexes stay valid).
  */
-export function createRedisImageRepository(options: RedisAdapterOptions): ImageRepository {
-  const prefix = `${options.prefix ?? "pixport:"}{images}:`;
+export function createRedisImageRepository(input: RedisAdapterOptions): ImageRepository {
+  const options = parseRedisOptions(redisAdapterOptionsSchema, input, "createRedisImageRepository");
+  const prefix = `${options.prefix}{images}:`;
   const { client } = options;
   const call = createCaller(options);
   defineScript(client, "pixportInsertImage", 3, INSERT_IMAGE);

@@ -5,7 +5,14 @@ import {
   definedFields,
   type KeyStore,
 } from "@pixport/core";
-import { createCaller, defineScript, type RedisAdapterOptions, script } from "./client.js";
+import {
+  createCaller,
+  defineScript,
+  parseRedisOptions,
+  type RedisAdapterOptions,
+  redisAdapterOptionsSchema,
+  script,
+} from "./client.js";
 
 // Insert a key record only when neither its hash nor its id exists yet, in one step.
 const INSERT_KEY = `
@@ -36,8 +43,9 @@ return encoded
  * stored), `{prefix}key-id:{id}` guards id uniqueness, `{prefix}keys` lists every hash. Every node
  * sees a new or revoked key on its next request.
  */
-export function createRedisKeyStore(options: RedisAdapterOptions): KeyStore {
-  const prefix = options.prefix ?? "pixport:";
+export function createRedisKeyStore(input: RedisAdapterOptions): KeyStore {
+  const options = parseRedisOptions(redisAdapterOptionsSchema, input, "createRedisKeyStore");
+  const prefix = options.prefix;
   const call = createCaller(options);
   defineScript(options.client, "pixportInsertKey", 3, INSERT_KEY);
   const insert = script(options.client, "pixportInsertKey");
@@ -82,8 +90,9 @@ export function createRedisKeyStore(options: RedisAdapterOptions): KeyStore {
 }
 
 /** An AccountStore on Redis: `{prefix}account:{id}` holds the account as JSON. */
-export function createRedisAccountStore(options: RedisAdapterOptions): AccountStore {
-  const prefix = options.prefix ?? "pixport:";
+export function createRedisAccountStore(input: RedisAdapterOptions): AccountStore {
+  const options = parseRedisOptions(redisAdapterOptionsSchema, input, "createRedisAccountStore");
+  const prefix = options.prefix;
   const call = createCaller(options);
   return {
     get(accountId) {

@@ -1,6 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { ErrorCodes, ImagePipelineError, type LockService } from "@pixport/core";
-import { createCaller, defineScript, type RedisAdapterOptions, script } from "./client.js";
+import { z } from "zod";
+import {
+  createCaller,
+  defineScript,
+  parseRedisOptions,
+  redisAdapterOptionsSchema,
+  script,
+} from "./client.js";
 
 // Release and renew only a lock this holder still owns (its random token), never another's.
 const RELEASE = `
@@ -13,15 +20,18 @@ return 0
 `;
 
 /** Options of {@link createRedisLockService}. */
-export interface RedisLockServiceOptions extends RedisAdapterOptions {
+export const redisLockServiceOptionsSchema = redisAdapterOptionsSchema.safeExtend({
   /**
    * Lease of a lock, ms: a holder that dies (kill -9, lost network) blocks the key at most this
    * long. A live holder renews its lease every third of it. @default 15000
    */
-  leaseMs?: number;
+  leaseMs: z.number().int().min(100).max(600_000).default(15_000),
   /** Longest wait for a busy lock before `STORAGE_UNAVAILABLE` (503, retry), ms. @default 10000 */
-  waitMs?: number;
-}
+  waitMs: z.number().int().nonnegative().max(600_000).default(10_000),
+});
+
+/** Options of {@link createRedisLockService}; see {@link redisLockServiceOptionsSchema}. */
+export type RedisLockServiceOptions = z.input<typeof redisLockServiceOptionsSchema>;
 
 /**
  * A LockService on Redis for several nodes sharing one deployment: `SET key token NX PX lease`,
@@ -37,10 +47,9 @@ export interface RedisLockServiceOptions extends RedisAdapterOptions {
  * const pipeline = createImagePipeline({ ...deps, locks });
  * ```
  */
-export function createRedisLockService(options: RedisLockServiceOptions): LockService {
-  const prefix = options.prefix ?? "pixport:";
-  const leaseMs = options.leaseMs ?? 15_000;
-  const waitMs = options.waitMs ?? 10_000;
+export function createRedisLockService(input: RedisLockServiceOptions): LockService {
+  const options = parseRedisOptions(redisLockServiceOptionsSchema, input, "createRedisLockService");
+  const { prefix, leaseMs, waitMs } = options;
   const call = createCaller(options);
   defineScript(options.client, "pixportLockRelease", 1, RELEASE);
   defineScript(options.client, "pixportLockRenew", 1, RENEW);

@@ -1,5 +1,12 @@
 import type { QuotaStore } from "@pixport/core";
-import { createCaller, defineScript, type RedisAdapterOptions, script } from "./client.js";
+import {
+  createCaller,
+  defineScript,
+  parseRedisOptions,
+  type RedisAdapterOptions,
+  redisAdapterOptionsSchema,
+  script,
+} from "./client.js";
 
 // Check-and-add in one script: concurrent reservations from any number of nodes never overshoot.
 const RESERVE = `
@@ -35,8 +42,9 @@ const COUNTER_TTL_SECONDS = 62 * 24 * 60 * 60;
  * Redis must not evict these keys: run it with `maxmemory-policy noeviction` (an evicted counter is
  * a quota reset).
  */
-export function createRedisQuotaStore(options: RedisAdapterOptions): QuotaStore {
-  const prefix = options.prefix ?? "pixport:";
+export function createRedisQuotaStore(input: RedisAdapterOptions): QuotaStore {
+  const options = parseRedisOptions(redisAdapterOptionsSchema, input, "createRedisQuotaStore");
+  const prefix = options.prefix;
   const call = createCaller(options);
   defineScript(options.client, "pixportQuotaReserve", 1, RESERVE);
   defineScript(options.client, "pixportQuotaRelease", 1, RELEASE);

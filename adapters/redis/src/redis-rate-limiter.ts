@@ -1,6 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { Clock, RateLimiter } from "@pixport/core";
-import { createCaller, defineScript, type RedisAdapterOptions, script } from "./client.js";
+import { z } from "zod";
+import {
+  createCaller,
+  defineScript,
+  parseRedisOptions,
+  redisAdapterOptionsSchema,
+  script,
+} from "./client.js";
 
 // Sliding log in one sorted set per key, trimmed and counted atomically. Time comes from Redis
 // (TIME) unless the caller passes `now`, so nodes with skewed clocks agree. Rejected requests are
@@ -34,13 +41,20 @@ return {0, 0, tonumber(pivot[2]) + window - now}
 `;
 
 /** Options of {@link createRedisRateLimiter}. */
-export interface RedisRateLimiterOptions extends RedisAdapterOptions {
+export const redisRateLimiterOptionsSchema = redisAdapterOptionsSchema.safeExtend({
   /**
    * Time source. By default the script reads Redis' own clock (`TIME`), one source for every node;
    * inject a clock only for tests.
    */
-  clock?: Clock;
-}
+  clock: z
+    .custom<Clock>((value) => typeof (value as Partial<Clock> | null)?.now === "function", {
+      message: "must be a Clock (an object with now())",
+    })
+    .optional(),
+});
+
+/** Options of {@link createRedisRateLimiter}; see {@link redisRateLimiterOptionsSchema}. */
+export type RedisRateLimiterOptions = z.input<typeof redisRateLimiterOptionsSchema>;
 
 /**
  * A strict sliding-window RateLimiter on Redis: one sorted set per key (`{prefix}rate:{key}`),
@@ -53,8 +67,9 @@ export interface RedisRateLimiterOptions extends RedisAdapterOptions {
  * const decision = await limiter.consume({ key: caller.keyId, limit: 10, windowMs: 60_000 });
  * ```
  */
-export function createRedisRateLimiter(options: RedisRateLimiterOptions): RateLimiter {
-  const prefix = options.prefix ?? "pixport:";
+export function createRedisRateLimiter(input: RedisRateLimiterOptions): RateLimiter {
+  const options = parseRedisOptions(redisRateLimiterOptionsSchema, input, "createRedisRateLimiter");
+  const prefix = options.prefix;
   const call = createCaller(options);
   defineScript(options.client, "pixportSlidingLog", 1, SLIDING_LOG);
   const run = script(options.client, "pixportSlidingLog");
