@@ -1,15 +1,32 @@
+import type { S3Client } from "@aws-sdk/client-s3";
 import { ErrorCodes, ImagePipelineError, isImagePipelineError } from "@pixport/core";
+import { z } from "zod";
 
 /** Retry settings shared by the S3 adapters. */
-export interface S3RetryOptions {
+export const s3RetryOptionsShape = {
   /**
    * Attempts per call for throttling, 5xx and connection errors (this adapter's own bounded loop,
    * on top of whatever the S3Client's retry strategy already does). @default 3
    */
-  maxAttempts?: number;
+  maxAttempts: z.number().int().min(1).max(10).default(3),
   /** Delay before the first retry, doubled on each later one, ms. @default 100 */
-  retryDelayMs?: number;
-}
+  retryDelayMs: z.number().int().nonnegative().max(60_000).default(100),
+};
+
+/** Retry settings shared by the S3 adapters. */
+export type S3RetryOptions = z.input<z.ZodObject<typeof s3RetryOptionsShape>>;
+
+/** An object-key prefix: empty, or key characters ending with `/`. */
+export const s3PrefixSchema = z
+  .string()
+  .regex(/^([A-Za-z0-9._\-/]*\/)?$/, 'must be empty or end with "/" (e.g. "pixport/")')
+  .default("");
+
+/** A constructed S3Client (anything with the SDK's `send`). */
+export const s3ClientSchema = z.custom<S3Client>(
+  (value) => typeof (value as { send?: unknown } | null)?.send === "function",
+  { message: "must be a constructed S3Client (new S3Client({...}))" },
+);
 
 const THROTTLING = new Set([
   "SlowDown",
@@ -55,9 +72,8 @@ export function isRetryable(error: unknown): boolean {
  * retryable failure, becomes `STORAGE_UNAVAILABLE` with `cause` kept and `retryAfterSeconds`.
  * A missing object is the caller's business: `onMissing` turns it into a value (`null`).
  */
-export function createS3Caller(options: S3RetryOptions) {
-  const maxAttempts = Math.max(1, options.maxAttempts ?? 3);
-  const retryDelayMs = options.retryDelayMs ?? 100;
+export function createS3Caller(options: { maxAttempts: number; retryDelayMs: number }) {
+  const { maxAttempts, retryDelayMs } = options;
   return async function call<T>(action: string, task: () => Promise<T>, onMissing?: () => T): Promise<T> {
     for (let attempt = 1; ; attempt += 1) {
       try {
@@ -81,16 +97,4 @@ export function createS3Caller(options: S3RetryOptions) {
       }
     }
   };
-}
-
-/** Validates an object-key prefix: empty, or key characters ending with `/`. */
-export function normalizePrefix(prefix: string | undefined, option: string): string {
-  const value = prefix ?? "";
-  if (value !== "" && !/^[A-Za-z0-9._\-/]*\/$/.test(value)) {
-    throw new ImagePipelineError(
-      ErrorCodes.INVALID_CONFIGURATION,
-      `Expected ${option} to be empty or to end with "/" (e.g. "pixport/"), received ${JSON.stringify(value)}.`,
-    );
-  }
-  return value;
 }

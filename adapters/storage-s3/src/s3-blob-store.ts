@@ -4,24 +4,30 @@ import {
   HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
-  type S3Client,
 } from "@aws-sdk/client-s3";
-import { assertBlobKey, type BlobInfo, type BlobMetadata, type BlobStore } from "@pixport/core";
-import { createS3Caller, normalizePrefix, type S3RetryOptions } from "./errors.js";
+import { assertBlobKey, type BlobInfo, type BlobMetadata, type BlobStore, parseOptions } from "@pixport/core";
+import { z } from "zod";
+import { createS3Caller, s3ClientSchema, s3PrefixSchema, s3RetryOptionsShape } from "./errors.js";
 
-/** Options of {@link createS3BlobStore}. */
-export interface S3BlobStoreOptions extends S3RetryOptions {
-  /**
-   * A constructed S3Client; the adapter never creates or destroys it. For S3-compatible servers
-   * that do not speak the SDK's default checksums (s3rver, some MinIO versions) construct it with
-   * `requestChecksumCalculation: "WHEN_REQUIRED"` and `responseChecksumValidation: "WHEN_REQUIRED"`.
-   */
-  client: S3Client;
-  /** Bucket holding the blobs. */
-  bucket: string;
-  /** Prefix of every object key (empty, or ending with `/`). @default "" */
-  prefix?: string;
-}
+/** Options of {@link createS3BlobStore} (checked; unknown keys are refused). */
+export const s3BlobStoreOptionsSchema = z
+  .object({
+    /**
+     * A constructed S3Client; the adapter never creates or destroys it. For S3-compatible servers
+     * that do not speak the SDK's default checksums (s3rver, some MinIO versions) construct it with
+     * `requestChecksumCalculation: "WHEN_REQUIRED"` and `responseChecksumValidation: "WHEN_REQUIRED"`.
+     */
+    client: s3ClientSchema,
+    /** Bucket holding the blobs. */
+    bucket: z.string().min(1),
+    /** Prefix of every object key (empty, or ending with `/`). @default "" */
+    prefix: s3PrefixSchema,
+    ...s3RetryOptionsShape,
+  })
+  .strict();
+
+/** Options of {@link createS3BlobStore}; see {@link s3BlobStoreOptionsSchema}. */
+export type S3BlobStoreOptions = z.input<typeof s3BlobStoreOptionsSchema>;
 
 /**
  * A BlobStore on S3: blob `key` is object `{prefix}{key}` in `bucket`. A PUT is atomic in S3 (a
@@ -30,9 +36,9 @@ export interface S3BlobStoreOptions extends S3RetryOptions {
  * 5xx and connection failures are retried a bounded number of times, then throw
  * `STORAGE_UNAVAILABLE` with `retryAfterSeconds`.
  */
-export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
-  const { client, bucket } = options;
-  const prefix = normalizePrefix(options.prefix, "prefix");
+export function createS3BlobStore(input: S3BlobStoreOptions): BlobStore {
+  const options = parseOptions(s3BlobStoreOptionsSchema, input, "createS3BlobStore");
+  const { client, bucket, prefix } = options;
   const call = createS3Caller(options);
   const objectKey = (key: string) => {
     assertBlobKey(key);

@@ -1,4 +1,4 @@
-import { CopyObjectCommand, DeleteObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import { CopyObjectCommand, DeleteObjectCommand } from "@aws-sdk/client-s3";
 import {
   assertBlobKey,
   ErrorCodes,
@@ -6,9 +6,11 @@ import {
   type ImagePublisher,
   isImagePipelineError,
   MIME_TYPES,
+  parseOptions,
 } from "@pixport/core";
 import { publicKeyFor } from "@pixport/core/internal";
-import { createS3Caller, normalizePrefix, type S3RetryOptions } from "./errors.js";
+import { z } from "zod";
+import { createS3Caller, s3ClientSchema, s3PrefixSchema, s3RetryOptionsShape } from "./errors.js";
 
 /**
  * Clears URLs from the CDN in front of the public bucket (CloudFront invalidation, Fastly or
@@ -21,27 +23,36 @@ export interface CdnPurger {
 }
 
 /** A bucket and key prefix (empty, or ending with `/`). */
-export interface S3Location {
-  bucket: string;
-  /** @default "" */
-  prefix?: string;
-}
+export const s3LocationSchema = z.object({ bucket: z.string().min(1), prefix: s3PrefixSchema }).strict();
 
-/** Options of {@link createS3Publisher}. */
-export interface S3PublisherOptions extends S3RetryOptions {
-  /** A constructed S3Client that can read `source` and write `target`. */
-  client: S3Client;
-  /** Where the private bytes are: the bucket and prefix of the deployment's S3 BlobStore. */
-  source: S3Location;
-  /** Where public copies go (`{prefix}images/{id}.{ext}`); the CDN or bucket website serves it. */
-  target: S3Location;
-  /** Absolute URL that maps to `target` (CDN), without a trailing slash. */
-  publicBaseUrl: string;
-  /** `Cache-Control` of public copies. @default "public, max-age=31536000, immutable" */
-  cacheControl?: string;
-  /** Optional CDN purge, called with the public URL on unpublish. */
-  purge?: CdnPurger;
-}
+/** A bucket and key prefix (empty, or ending with `/`). */
+export type S3Location = z.input<typeof s3LocationSchema>;
+
+/** Options of {@link createS3Publisher} (checked; unknown keys are refused). */
+export const s3PublisherOptionsSchema = z
+  .object({
+    /** A constructed S3Client that can read `source` and write `target`. */
+    client: s3ClientSchema,
+    /** Where the private bytes are: the bucket and prefix of the deployment's S3 BlobStore. */
+    source: s3LocationSchema,
+    /** Where public copies go (`{prefix}images/{id}.{ext}`); the CDN or bucket website serves it. */
+    target: s3LocationSchema,
+    /** Absolute URL that maps to `target` (CDN), without a trailing slash. */
+    publicBaseUrl: z.url({ protocol: /^https?$/ }),
+    /** `Cache-Control` of public copies. @default "public, max-age=31536000, immutable" */
+    cacheControl: z.string().min(1).default("public, max-age=31536000, immutable"),
+    /** Optional CDN purge, called with the public URL on unpublish. */
+    purge: z
+      .custom<CdnPurger>((value) => typeof (value as Partial<CdnPurger> | null)?.purge === "function", {
+        message: "must be a CdnPurger (an object with purge(urls))",
+      })
+      .optional(),
+    ...s3RetryOptionsShape,
+  })
+  .strict();
+
+/** Options of {@link createS3Publisher}; see {@link s3PublisherOptionsSchema}. */
+export type S3PublisherOptions = z.input<typeof s3PublisherOptionsSchema>;
 
 /**
  * An ImagePublisher that copies the private object to the public bucket/prefix with a server-side
@@ -49,12 +60,12 @@ export interface S3PublisherOptions extends S3RetryOptions {
  * Publishing again overwrites with identical bytes and returns the same URL; unpublish deletes the
  * public object (idempotent) and then calls the purge hook.
  */
-export function createS3Publisher(options: S3PublisherOptions): ImagePublisher {
-  const { client } = options;
-  const sourcePrefix = normalizePrefix(options.source.prefix, "source.prefix");
-  const targetPrefix = normalizePrefix(options.target.prefix, "target.prefix");
+export function createS3Publisher(input: S3PublisherOptions): ImagePublisher {
+  const options = parseOptions(s3PublisherOptionsSchema, input, "createS3Publisher");
+  const { client, cacheControl } = options;
+  const sourcePrefix = options.source.prefix;
+  const targetPrefix = options.target.prefix;
   const base = options.publicBaseUrl.replace(/\/+$/, "");
-  const cacheControl = options.cacheControl ?? "public, max-age=31536000, immutable";
   const call = createS3Caller(options);
   return {
     urlFor: ({ id, format }) => `${base}/${publicKeyFor(id, format)}`,

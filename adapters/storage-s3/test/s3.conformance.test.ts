@@ -114,6 +114,35 @@ describe("s3 blob store errors", () => {
       /end with "\/"/,
     );
   });
+
+  it("checks every option of both factories and names each bad field", () => {
+    const refusal = (create: () => unknown) => {
+      try {
+        create();
+      } catch (error) {
+        expect(isImagePipelineError(error) && error.code).toBe("INVALID_CONFIGURATION");
+        return (error as Error).message;
+      }
+      throw new Error("accepted bad options");
+    };
+    expect(refusal(() => createS3BlobStore({ client: {} as never, bucket: "", maxAttempts: 0 }))).toMatch(
+      /client: must be a constructed S3Client.*; bucket: .*; maxAttempts: /,
+    );
+    expect(
+      refusal(() => createS3BlobStore({ client: connect(), bucket: "b", bukket: "x" } as never)),
+    ).toMatch(/bukket/);
+    expect(
+      refusal(() =>
+        createS3Publisher({
+          client: connect(),
+          source: { bucket: "private" },
+          target: { bucket: "public", prefix: "pub" },
+          publicBaseUrl: "cdn.example.com",
+          purge: (() => undefined) as never,
+        }),
+      ),
+    ).toMatch(/target\.prefix: must be empty or end with "\/".*publicBaseUrl: .*purge: must be a CdnPurger/);
+  });
 });
 
 describe("s3 publisher", () => {
