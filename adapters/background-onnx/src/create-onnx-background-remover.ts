@@ -3,9 +3,10 @@ import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { cutoutPng, openRequestImage, type RequestImage } from "@pixport/background-sharp";
 import type { BackgroundRemovalOptions, BackgroundRemovalRequest, BackgroundRemover } from "@pixport/core";
-import { ErrorCodes, ImagePipelineError } from "@pixport/core";
+import { ErrorCodes, ImagePipelineError, parseOptions } from "@pixport/core";
 import type { InferenceSession } from "onnxruntime-node";
 import sharp from "sharp";
+import { z } from "zod";
 import { MODEL_PRESETS, type OnnxModelFamily, type OnnxModelPreset } from "./presets.js";
 
 /** Options of {@link createOnnxBackgroundRemover}. Only `model` is required. */
@@ -53,6 +54,38 @@ export interface OnnxBackgroundRemoverOptions extends Partial<OnnxModelPreset> {
    */
   alphaClip?: number;
 }
+
+const rgb = z.tuple([z.number(), z.number(), z.number()]).readonly();
+
+/**
+ * The options' shape, checked before anything is loaded (unknown keys are refused): a bad option
+ * is `INVALID_CONFIGURATION` naming it. What depends on the model (its input and output names,
+ * the input size it accepts) is checked once the model is loaded.
+ */
+export const onnxBackgroundRemoverOptionsSchema = z
+  .object({
+    model: z.union([z.string().min(1), z.instanceof(Uint8Array)], {
+      message: "must be a path to an .onnx file or its bytes",
+    }),
+    family: z.enum(Object.keys(MODEL_PRESETS) as [OnnxModelFamily, ...OnnxModelFamily[]]).optional(),
+    inputName: z.string().min(1).optional(),
+    outputName: z.string().min(1).optional(),
+    threads: z.number().int().min(1).max(256).optional(),
+    concurrency: z.number().int().min(1).max(64).optional(),
+    timeoutMs: z.number().positive().optional(),
+    maxInputPixels: z.number().int().positive().optional(),
+    memoryArena: z.boolean().optional(),
+    alphaClip: z.number().min(0).lt(0.5).optional(),
+    inputWidth: z.number().int().min(8).max(4096).optional(),
+    inputHeight: z.number().int().min(8).max(4096).optional(),
+    mean: rgb.optional(),
+    std: rgb
+      .refine((values) => values.every((value) => value > 0), "must hold 3 positive numbers")
+      .optional(),
+    output: z.enum(["probability", "logits"]).optional(),
+    normalize: z.enum(["minmax", "none"]).optional(),
+  })
+  .strict();
 
 /** A {@link BackgroundRemover} holding a loaded model; `close()` releases it. */
 export interface OnnxBackgroundRemover extends BackgroundRemover {
@@ -336,6 +369,7 @@ function closedError(): ImagePipelineError {
 export async function createOnnxBackgroundRemover(
   options: OnnxBackgroundRemoverOptions,
 ): Promise<OnnxBackgroundRemover> {
+  parseOptions(onnxBackgroundRemoverOptionsSchema, options, "createOnnxBackgroundRemover");
   const threads = options.threads ?? Math.max(1, Math.min(4, availableParallelism()));
   const timeoutMs = options.timeoutMs ?? 30_000;
   const maxInputPixels = options.maxInputPixels ?? 100_000_000;

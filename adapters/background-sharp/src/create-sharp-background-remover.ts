@@ -1,28 +1,42 @@
-import type { BackgroundRemovalOptions, BackgroundRemovalRequest, BackgroundRemover } from "@pixport/core";
+import {
+  type BackgroundRemovalOptions,
+  type BackgroundRemovalRequest,
+  type BackgroundRemover,
+  parseOptions,
+} from "@pixport/core";
 import sharp from "sharp";
+import { z } from "zod";
 import { cutoutPng, openRequestImage } from "./cutout.js";
 
 /** Options of {@link createSharpBackgroundRemover}; every field has a default. */
-export interface SharpBackgroundRemoverOptions {
-  /**
-   * Longest side (px) of the working copy the mask is computed on; the mask is scaled back up to
-   * the full size. Bounds the work per image. @default 768
-   */
-  workingSide?: number;
-  /**
-   * Smallest colour distance (Euclidean RGB, 0..441) from the estimated background that counts
-   * as subject. The threshold grows with the background's noise (see README). @default 22
-   */
-  minThreshold?: number;
-  /** Largest colour-distance threshold, however noisy the background. @default 70 */
-  maxThreshold?: number;
-  /** Width in full-size px of the feathered alpha edge (Gaussian sigma). @default 1 */
-  featherSigma?: number;
-  /** Decoder pixel limit (the deployment's `maxInputPixels`). @default 100_000_000 */
-  maxInputPixels?: number;
-}
+export const sharpBackgroundRemoverOptionsSchema = z
+  .object({
+    /**
+     * Longest side (px) of the working copy the mask is computed on; the mask is scaled back up to
+     * the full size. Bounds the work per image. @default 768
+     */
+    workingSide: z.number().int().min(16).max(8192).default(768),
+    /**
+     * Smallest colour distance (Euclidean RGB, 0..441) from the estimated background that counts
+     * as subject. The threshold grows with the background's noise (see README). @default 22
+     */
+    minThreshold: z.number().min(0).max(441).default(22),
+    /** Largest colour-distance threshold, however noisy the background. @default 70 */
+    maxThreshold: z.number().min(0).max(441).default(70),
+    /** Width in full-size px of the feathered alpha edge (Gaussian sigma). @default 1 */
+    featherSigma: z.number().min(0).max(50).default(1),
+    /** Decoder pixel limit (the deployment's `maxInputPixels`). @default 100_000_000 */
+    maxInputPixels: z.number().int().positive().default(100_000_000),
+  })
+  .strict()
+  .refine((options) => options.minThreshold <= options.maxThreshold, {
+    message: "must not be above maxThreshold",
+    path: ["minThreshold"],
+  });
 
-/** The background model and the mask of one working-size image (exported for tests). */
+/** Options of {@link createSharpBackgroundRemover}; see {@link sharpBackgroundRemoverOptionsSchema}. */
+export type SharpBackgroundRemoverOptions = z.input<typeof sharpBackgroundRemoverOptionsSchema>;
+
 export interface MaskResult {
   /** 1 = subject, 0 = background; `width * height` entries. */
   mask: Uint8Array;
@@ -31,14 +45,6 @@ export interface MaskResult {
   /** The colour-distance threshold used. */
   threshold: number;
 }
-
-const DEFAULTS = {
-  workingSide: 768,
-  minThreshold: 22,
-  maxThreshold: 70,
-  featherSigma: 1,
-  maxInputPixels: 100_000_000,
-} as const;
 
 /**
  * The embedded, offline {@link BackgroundRemover}: classical segmentation on sharp, no model.
@@ -63,7 +69,7 @@ const DEFAULTS = {
  * white mug's inside on a white backdrop, with only a thin outline between them).
  */
 export function createSharpBackgroundRemover(options: SharpBackgroundRemoverOptions = {}): BackgroundRemover {
-  const settings = { ...DEFAULTS, ...options };
+  const settings = parseOptions(sharpBackgroundRemoverOptionsSchema, options, "createSharpBackgroundRemover");
   return {
     name: "sharp-classical",
     async remove(request: BackgroundRemovalRequest, callOptions: BackgroundRemovalOptions = {}) {
@@ -112,7 +118,7 @@ export function computeMask(
   rgb: Uint8Array,
   width: number,
   height: number,
-  settings: { minThreshold: number; maxThreshold: number } = DEFAULTS,
+  settings: { minThreshold: number; maxThreshold: number } = { minThreshold: 22, maxThreshold: 70 },
 ): MaskResult {
   const pixels = width * height;
   const model = fitBorderModel(rgb, width, height);

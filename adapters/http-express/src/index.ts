@@ -1,15 +1,22 @@
+import { ErrorCodes, ImagePipelineError, parseOptions } from "@pixport/core";
 import { clientGoneSignal, type HttpHandler, type HttpRequest, type HttpResponse } from "@pixport/http";
 import { type NextFunction, type Request, type Response, Router } from "express";
+import { z } from "zod";
 
-/** Options of {@link createExpressRouter}. */
-export interface ExpressRouterOptions {
-  /**
-   * Trust `X-Forwarded-Proto`/`X-Forwarded-Host` when deriving link URLs. Only enable behind a
-   * proxy you control (Express's own `trust proxy` setting is honoured as well).
-   * @default false
-   */
-  trustForwardedHeaders?: boolean;
-}
+/** Options of {@link createExpressRouter} (unknown keys are refused). */
+export const expressRouterOptionsSchema = z
+  .object({
+    /**
+     * Trust `X-Forwarded-Proto`/`X-Forwarded-Host` when deriving link URLs. Only enable behind a
+     * proxy you control (Express's own `trust proxy` setting is honoured as well).
+     * @default false
+     */
+    trustForwardedHeaders: z.boolean().default(false),
+  })
+  .strict();
+
+/** Options of {@link createExpressRouter}; see {@link expressRouterOptionsSchema}. */
+export type ExpressRouterOptions = z.input<typeof expressRouterOptionsSchema>;
 
 /**
  * Mounts the pixport route table on an Express router. The router works at any prefix inside an
@@ -22,7 +29,14 @@ export interface ExpressRouterOptions {
  * app.use("/pixport", createExpressRouter(createHttpHandler(pipeline)));
  * ```
  */
-export function createExpressRouter(handler: HttpHandler, options: ExpressRouterOptions = {}): Router {
+export function createExpressRouter(handler: HttpHandler, input: ExpressRouterOptions = {}): Router {
+  if (typeof handler !== "function") {
+    throw new ImagePipelineError(
+      ErrorCodes.INVALID_CONFIGURATION,
+      "createExpressRouter needs a handler from createHttpHandler(pipeline) as its first argument.",
+    );
+  }
+  const options = parseOptions(expressRouterOptionsSchema, input, "createExpressRouter");
   const router = Router();
   router.use((request: Request, response: Response, next: NextFunction) => {
     handler({ ...toHttpRequest(request, options), signal: clientGoneSignal(response) })
@@ -32,7 +46,7 @@ export function createExpressRouter(handler: HttpHandler, options: ExpressRouter
   return router;
 }
 
-function toHttpRequest(request: Request, options: ExpressRouterOptions): HttpRequest {
+function toHttpRequest(request: Request, options: { trustForwardedHeaders: boolean }): HttpRequest {
   const url = request.originalUrl ?? request.url;
   const queryIndex = url.indexOf("?");
   const query = new URLSearchParams(queryIndex === -1 ? "" : url.slice(queryIndex + 1));

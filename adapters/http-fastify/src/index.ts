@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream";
-import { ErrorCodes, type ImagePipeline, ImagePipelineError, type Logger } from "@pixport/core";
+import { type ImagePipeline, type Logger, parseOptions } from "@pixport/core";
 import {
   clientGoneSignal,
   createHttpHandler,
@@ -11,26 +11,54 @@ import {
   type Route,
 } from "@pixport/http";
 import type { FastifyBaseLogger, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
+import { z } from "zod";
 
-/** Options of {@link fastifyPixport} (besides Fastify's own `prefix`). Give `pipeline` or `handler`. */
-export interface FastifyPixportOptions {
-  /**
-   * The pipeline to serve. The plugin builds the handler with `handlerOptions`; unexpected errors go
-   * to this Fastify instance's logger unless `handlerOptions.logger` is set.
-   */
-  pipeline?: ImagePipeline;
-  /** Options of `createHttpHandler` when `pipeline` is given. */
-  handlerOptions?: HttpHandlerOptions;
-  /** A ready handler from `createHttpHandler` (with its own logger), instead of `pipeline`. */
-  handler?: HttpHandler;
-  /**
-   * The table the handler serves, registered as native Fastify routes (so they show in
-   * `printRoutes()` and hooks see `routeOptions.url`). Requests matching none of them still reach
-   * the handler, which answers the contract's JSON 404 and 405.
-   * @default handlerOptions.routes, else defaultRoutes
-   */
-  routes?: readonly Route[];
-}
+const isObject = (value: unknown) => typeof value === "object" && value !== null;
+
+/**
+ * Options of {@link fastifyPixport} (besides Fastify's own register options such as `prefix`,
+ * which pass through). Give `pipeline` or `handler`.
+ */
+export const fastifyPixportOptionsSchema = z
+  .looseObject({
+    /**
+     * The pipeline to serve. The plugin builds the handler with `handlerOptions`; unexpected errors go
+     * to this Fastify instance's logger unless `handlerOptions.logger` is set.
+     */
+    pipeline: z
+      .custom<ImagePipeline>(
+        (value) => isObject(value) && typeof (value as ImagePipeline).authenticate === "function",
+        {
+          message: "must be a pipeline from createImagePipeline",
+        },
+      )
+      .optional(),
+    /** Options of `createHttpHandler` when `pipeline` is given. */
+    handlerOptions: z.custom<HttpHandlerOptions>(isObject, { message: "must be an object" }).optional(),
+    /** A ready handler from `createHttpHandler` (with its own logger), instead of `pipeline`. */
+    handler: z
+      .custom<HttpHandler>((value) => typeof value === "function", {
+        message: "must be a handler from createHttpHandler",
+      })
+      .optional(),
+    /**
+     * The table the handler serves, registered as native Fastify routes (so they show in
+     * `printRoutes()` and hooks see `routeOptions.url`). Requests matching none of them still reach
+     * the handler, which answers the contract's JSON 404 and 405.
+     * @default handlerOptions.routes, else defaultRoutes
+     */
+    routes: z
+      .array(z.custom<Route>(isObject, { message: "must be a route" }))
+      .readonly()
+      .optional(),
+  })
+  .refine((options) => (options.pipeline === undefined) !== (options.handler === undefined), {
+    message: "give exactly one of pipeline or handler (a handler from createHttpHandler)",
+    path: ["pipeline"],
+  });
+
+/** Options of {@link fastifyPixport}; see {@link fastifyPixportOptionsSchema}. */
+export type FastifyPixportOptions = z.input<typeof fastifyPixportOptionsSchema>;
 
 /**
  * The pixport route table as an encapsulated Fastify plugin (deliberately not wrapped in
@@ -75,13 +103,8 @@ export const fastifyPixport: FastifyPluginAsync<FastifyPixportOptions> = async (
   fastify.all("/*", serve);
 };
 
-function resolveHandler(options: FastifyPixportOptions, log: FastifyBaseLogger): HttpHandler {
-  if ((options.handler === undefined) === (options.pipeline === undefined)) {
-    throw new ImagePipelineError(
-      ErrorCodes.INVALID_CONFIGURATION,
-      "fastifyPixport needs exactly one of `pipeline` or `handler` (a handler from createHttpHandler).",
-    );
-  }
+function resolveHandler(input: FastifyPixportOptions, log: FastifyBaseLogger): HttpHandler {
+  const options = parseOptions(fastifyPixportOptionsSchema, input, "fastifyPixport");
   if (options.handler !== undefined) return options.handler;
   return createHttpHandler(options.pipeline as ImagePipeline, {
     ...options.handlerOptions,

@@ -92,7 +92,12 @@ describe("fastifyPixport", () => {
     const both = Fastify();
     await expect(
       both.register(fastifyPixport, { pipeline, handler: createHttpHandler(pipeline) }).ready(),
-    ).rejects.toThrow(/exactly one of `pipeline` or `handler`/);
+    ).rejects.toThrow(/pipeline: give exactly one of pipeline or handler/);
+    // A wrong type is named too; Fastify's own register options (prefix) pass through.
+    const wrong = Fastify();
+    await expect(
+      wrong.register(fastifyPixport, { prefix: "/api", handler: "not a function" as never }).ready(),
+    ).rejects.toThrow(/handler: must be a handler from createHttpHandler/);
   });
 
   it("accepts a ready handler and builds links on nested prefixes and trusted forwarded headers", async () => {

@@ -1,5 +1,7 @@
 import { STATUS_CODES } from "node:http";
+import { ErrorCodes, ImagePipelineError, parseOptions } from "@pixport/core";
 import type { HttpHandler, HttpRequest, HttpResponse } from "@pixport/http";
+import { z } from "zod";
 import type {
   AlbEvent,
   AlbResult,
@@ -10,26 +12,38 @@ import type {
   LambdaHttpResult,
 } from "./events.js";
 
-/** Options of {@link createLambdaHandler}. */
-export interface LambdaHandlerOptions {
-  /**
-   * Absolute URL of the mount point as clients see it (e.g. `https://api.example.com`), used for
-   * list links and the OpenAPI `servers`. @default derived from the event: the domain name (or
-   * `Host`) plus the stage path of REST APIs and named HTTP API stages.
-   */
-  baseUrl?: string;
-  /**
-   * A leading path the events carry that is not part of the route paths, e.g. `/pixport` when an
-   * ALB rule or a `/pixport/{proxy+}` resource forwards it. Stripped from the path and kept in the
-   * derived base URL. @default none
-   */
-  basePath?: string;
-  /**
-   * Whether a response with this `Content-Type` goes out base64-encoded (`isBase64Encoded: true`).
-   * @default everything except text, JSON, XML and JavaScript
-   */
-  isBinaryContentType?: (contentType: string | undefined) => boolean;
-}
+/** Options of {@link createLambdaHandler} (unknown keys are refused). */
+export const lambdaHandlerOptionsSchema = z
+  .object({
+    /**
+     * Absolute URL of the mount point as clients see it (e.g. `https://api.example.com`), used for
+     * list links and the OpenAPI `servers`. @default derived from the event: the domain name (or
+     * `Host`) plus the stage path of REST APIs and named HTTP API stages.
+     */
+    baseUrl: z.url({ protocol: /^https?$/ }).optional(),
+    /**
+     * A leading path the events carry that is not part of the route paths, e.g. `/pixport` when an
+     * ALB rule or a `/pixport/{proxy+}` resource forwards it. Stripped from the path and kept in the
+     * derived base URL. @default none
+     */
+    basePath: z
+      .string()
+      .regex(/^(\/[^/?#]+)*\/?$/, 'must be a path such as "/pixport"')
+      .default(""),
+    /**
+     * Whether a response with this `Content-Type` goes out base64-encoded (`isBase64Encoded: true`).
+     * @default everything except text, JSON, XML and JavaScript
+     */
+    isBinaryContentType: z
+      .custom<(contentType: string | undefined) => boolean>((value) => typeof value === "function", {
+        message: "must be a function (contentType) => boolean",
+      })
+      .optional(),
+  })
+  .strict();
+
+/** Options of {@link createLambdaHandler}; see {@link lambdaHandlerOptionsSchema}. */
+export type LambdaHandlerOptions = z.input<typeof lambdaHandlerOptionsSchema>;
 
 /** A Lambda handler for API Gateway REST (v1) and HTTP API (v2) events, Function URLs and ALB. */
 export type LambdaHttpHandler = (event: LambdaHttpEvent, context?: unknown) => Promise<LambdaHttpResult>;
@@ -64,10 +78,17 @@ export function isBinaryContentType(contentType: string | undefined): boolean {
  */
 export function createLambdaHandler(
   handler: HttpHandler,
-  options: LambdaHandlerOptions = {},
+  input: LambdaHandlerOptions = {},
 ): LambdaHttpHandler {
+  if (typeof handler !== "function") {
+    throw new ImagePipelineError(
+      ErrorCodes.INVALID_CONFIGURATION,
+      "createLambdaHandler needs a handler from createHttpHandler(pipeline) as its first argument.",
+    );
+  }
+  const options = parseOptions(lambdaHandlerOptionsSchema, input, "createLambdaHandler");
   const isBinary = options.isBinaryContentType ?? isBinaryContentType;
-  const basePath = (options.basePath ?? "").replace(/\/+$/, "");
+  const basePath = options.basePath.replace(/\/+$/, "");
   return async (event) => {
     const processor = processorFor(event);
     const request = processor.toRequest(event as never, basePath);

@@ -3,6 +3,7 @@ export {
   isBinaryContentType,
   type LambdaHandlerOptions,
   type LambdaHttpHandler,
+  lambdaHandlerOptionsSchema,
 } from "./create-lambda-handler.js";
 export type {
   AlbEvent,

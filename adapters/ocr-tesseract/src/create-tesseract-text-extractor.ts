@@ -2,9 +2,10 @@ import { createRequire } from "node:module";
 import { availableParallelism } from "node:os";
 import path from "node:path";
 import type { ModelCallOptions, ModelImage, TextExtractor, TextFormat } from "@pixport/core";
-import { ErrorCodes, ImagePipelineError } from "@pixport/core";
+import { ErrorCodes, ImagePipelineError, parseOptions } from "@pixport/core";
 import sharp from "sharp";
 import { createWorker, OEM, PSM, type Worker } from "tesseract.js";
+import { z } from "zod";
 import { measureSkew } from "./deskew.js";
 import { findGrids } from "./grid.js";
 import {
@@ -20,37 +21,50 @@ import { eraseRules, findRules, type Rules, scaleRules } from "./rules.js";
 /** The API-visible model name of the embedded extractor. */
 export const TESSERACT_MODEL = "tesseract";
 
-/** Options of {@link createTesseractTextExtractor}; every field has a default. */
-export interface TesseractTextExtractorOptions {
-  /**
-   * Workers (each a WebAssembly tesseract of ~100 MB) created on first use, at most this many.
-   * @default half the available cores, at least 1, at most 4
-   */
-  workers?: number;
-  /**
-   * Deadline of one extraction from the call to the answer, queueing included; a recognition
-   * still running at it has its worker terminated and replaced. @default 60000
-   */
-  timeoutMs?: number;
-  /**
-   * Calls waiting for a worker beyond the running ones; one more is refused at once with 503
-   * `OVERLOADED` (Retry-After), so a burst cannot queue for minutes. @default 4 x workers
-   */
-  maxQueued?: number;
-  /**
-   * Pages where no text line can be measured (see `estimateLineHeight`) and whose longest side is
-   * below this are upscaled to it. Pages with text are scaled by their text's line height instead.
-   * @default 1600
-   */
-  upscaleBelow?: number;
-  /** Layout tuning of the markdown converter. */
-  layout?: LayoutOptions;
-  /**
-   * Directory holding `eng.traineddata.gz`. @default the `4.0.0_best_int` data of
-   * `@tesseract.js-data/eng` (installed with this package; nothing is downloaded)
-   */
-  langPath?: string;
-}
+/** Options of {@link createTesseractTextExtractor}; every field has a default (unknown keys are refused). */
+export const tesseractTextExtractorOptionsSchema = z
+  .object({
+    /**
+     * Workers (each a WebAssembly tesseract of ~100 MB) created on first use, at most this many.
+     * @default half the available cores, at least 1, at most 4
+     */
+    workers: z.number().int().min(1).max(64).optional(),
+    /**
+     * Deadline of one extraction from the call to the answer, queueing included; a recognition
+     * still running at it has its worker terminated and replaced. @default 60000
+     */
+    timeoutMs: z.number().int().positive().max(3_600_000).default(60_000),
+    /**
+     * Calls waiting for a worker beyond the running ones; one more is refused at once with 503
+     * `OVERLOADED` (Retry-After), so a burst cannot queue for minutes. @default 4 x workers
+     */
+    maxQueued: z.number().int().nonnegative().max(10_000).optional(),
+    /**
+     * Pages where no text line can be measured (see `estimateLineHeight`) and whose longest side is
+     * below this are upscaled to it. Pages with text are scaled by their text's line height instead.
+     * @default 1600
+     */
+    upscaleBelow: z.number().int().positive().max(10_000).default(1600),
+    /** Layout tuning of the markdown converter. */
+    layout: z
+      .object({
+        /** A line this many times the body text height (or more) is a heading. @default 1.3 */
+        headingRatio: z.number().positive().optional(),
+        /** A horizontal gap of at least this many line heights separates table cells. @default 1.2 */
+        cellGap: z.number().positive().optional(),
+      })
+      .strict()
+      .optional(),
+    /**
+     * Directory holding `eng.traineddata.gz`. @default the `4.0.0_best_int` data of
+     * `@tesseract.js-data/eng` (installed with this package; nothing is downloaded)
+     */
+    langPath: z.string().min(1).optional(),
+  })
+  .strict();
+
+/** Options of {@link createTesseractTextExtractor}; see {@link tesseractTextExtractorOptionsSchema}. */
+export type TesseractTextExtractorOptions = z.input<typeof tesseractTextExtractorOptionsSchema>;
 
 /** The embedded extractor: a {@link TextExtractor} with a `close()` that terminates its workers. */
 export interface TesseractTextExtractor extends TextExtractor {
@@ -77,16 +91,13 @@ function defaultLangPath(): string {
  * `timeoutMs` (or aborted) terminates its worker and rejects (`MODEL_TIMEOUT`).
  */
 export function createTesseractTextExtractor(
-  options: TesseractTextExtractorOptions = {},
+  input: TesseractTextExtractorOptions = {},
 ): TesseractTextExtractor {
-  const size = Math.max(
-    1,
-    Math.floor(options.workers ?? Math.min(4, Math.max(1, Math.floor(availableParallelism() / 2)))),
-  );
-  const timeoutMs = options.timeoutMs ?? 60_000;
-  const maxQueued = Math.max(0, Math.floor(options.maxQueued ?? size * 4));
+  const options = parseOptions(tesseractTextExtractorOptionsSchema, input, "createTesseractTextExtractor");
+  const size = options.workers ?? Math.min(4, Math.max(1, Math.floor(availableParallelism() / 2)));
+  const { timeoutMs, upscaleBelow } = options;
+  const maxQueued = options.maxQueued ?? size * 4;
   let admitted = 0;
-  const upscaleBelow = options.upscaleBelow ?? 1600;
   const langPath = options.langPath ?? defaultLangPath();
   const idle: Worker[] = [];
   const busy = new Set<Worker>();

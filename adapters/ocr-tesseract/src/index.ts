@@ -3,6 +3,7 @@ export {
   TESSERACT_MODEL,
   type TesseractTextExtractor,
   type TesseractTextExtractorOptions,
+  tesseractTextExtractorOptionsSchema,
 } from "./create-tesseract-text-extractor.js";
 export {
   type LayoutOptions,

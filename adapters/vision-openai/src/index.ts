@@ -3,6 +3,7 @@ export {
   createOpenAiModels,
   dataUrl,
   type OpenAiModelsOptions,
+  openAiModelsOptionsSchema,
 } from "./create-openai-models.js";
 export {
   IMAGE_MODEL_NAMES,
