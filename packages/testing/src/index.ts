@@ -25,6 +25,11 @@ export {
   type ImageCodecSuiteGroup,
 } from "./conformance/image-codec.js";
 export {
+  describeImageFetcherConformance,
+  type FetcherTestNetwork,
+  type ImageFetcherConformanceOptions,
+} from "./conformance/image-fetcher.js";
+export {
   describeImagePublisherConformance,
   type ImagePublisherConformanceOptions,
   type ImagePublisherSubject,
