@@ -191,3 +191,39 @@ describe("docs/contract.md", () => {
     expect(outside.map((file) => path.relative(root, file))).toEqual([]);
   });
 });
+
+describe("library documentation", () => {
+  it("gives every public factory of every published package an @example", () => {
+    const missing: string[] = [];
+    for (const group of ["packages", "adapters"]) {
+      for (const name of readdirSync(path.join(root, group))) {
+        const src = path.join(root, group, name, "src");
+        const pkg = JSON.parse(readFileSync(path.join(root, group, name, "package.json"), "utf8")) as {
+          private?: boolean;
+        };
+        let index: string;
+        try {
+          index = readFileSync(path.join(src, "index.ts"), "utf8");
+        } catch {
+          continue;
+        }
+        if (pkg.private === true) continue;
+        const factories = new Set(index.match(/\b(create[A-Z]\w*(?<!Schema)|fastifyPixport)\b/g) ?? []);
+        const files = readdirSync(src, { recursive: true, encoding: "utf8" })
+          .filter((file) => file.endsWith(".ts") && !file.endsWith(".test.ts"))
+          .map((file) => readFileSync(path.join(src, file), "utf8"));
+        for (const factory of factories) {
+          const text = files.find((file) =>
+            new RegExp(`^export (async )?(function|const) ${factory}\\b`, "m").test(file),
+          );
+          if (text === undefined) continue; // re-exported from another package
+          const at = text.search(new RegExp(`^export (async )?(function|const) ${factory}\\b`, "m"));
+          const before = text.slice(0, at).trimEnd();
+          const doc = before.endsWith("*/") ? before.slice(before.lastIndexOf("/**")) : "";
+          if (!doc.includes("@example")) missing.push(`${group}/${name}: ${factory}`);
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+});

@@ -365,6 +365,12 @@ function closedError(): ImagePipelineError {
  * inputs) and normalised; the output map is turned into probabilities (sigmoid for logits,
  * optional per-image stretch), scaled back to the image's size with a bilinear kernel and used as
  * the alpha channel of the original pixels (combined with any existing alpha), as a PNG.
+ *
+ * @example
+ * ```ts
+ * const remover = await createOnnxBackgroundRemover({ model: "/models/isnet-general-use.onnx", family: "isnet" });
+ * const pipeline = createImagePipeline({ ...deps, backgroundRemover: remover });
+ * ```
  */
 export async function createOnnxBackgroundRemover(
   options: OnnxBackgroundRemoverOptions,

@@ -67,6 +67,11 @@ export interface MaskResult {
  * (scenes, patterns, strong textures), on subjects with the background's colour, and it
  * makes an enclosed part of the subject transparent when it matches the background closely (a
  * white mug's inside on a white backdrop, with only a thin outline between them).
+ *
+ * @example
+ * ```ts
+ * const pipeline = createImagePipeline({ ...deps, backgroundRemover: createSharpBackgroundRemover() });
+ * ```
  */
 export function createSharpBackgroundRemover(options: SharpBackgroundRemoverOptions = {}): BackgroundRemover {
   const settings = parseOptions(sharpBackgroundRemoverOptionsSchema, options, "createSharpBackgroundRemover");

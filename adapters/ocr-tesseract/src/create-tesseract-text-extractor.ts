@@ -89,6 +89,13 @@ function defaultLangPath(): string {
  *
  * Workers are created lazily, reused, and queued beyond the pool size; a recognition past
  * `timeoutMs` (or aborted) terminates its worker and rejects (`MODEL_TIMEOUT`).
+ *
+ * @example
+ * ```ts
+ * const textExtractor = createTesseractTextExtractor({ workers: 2 });
+ * const pipeline = createImagePipeline({ ...deps, models: { textExtractor } });
+ * // on shutdown: await textExtractor.close();
+ * ```
  */
 export function createTesseractTextExtractor(
   input: TesseractTextExtractorOptions = {},

@@ -71,6 +71,12 @@ function timePart(ms: number): string {
  *
  * Insert and delete change the record and both indexes in one Lua script; update is a
  * compare-and-set of the JSON (the patch never touches `createdAt`, so the indexes stay valid).
+ *
+ * @example
+ * ```ts
+ * const images = createRedisImageRepository({ client: new Redis(url), prefix: "app:" });
+ * const pipeline = createImagePipeline({ ...deps, images });
+ * ```
  */
 export function createRedisImageRepository(input: RedisAdapterOptions): ImageRepository {
   const options = parseRedisOptions(redisAdapterOptionsSchema, input, "createRedisImageRepository");

@@ -42,6 +42,12 @@ return encoded
  * A KeyStore on Redis: `{prefix}key:{hash}` holds the record as JSON (only the SHA-256 of the key is
  * stored), `{prefix}key-id:{id}` guards id uniqueness, `{prefix}keys` lists every hash. Every node
  * sees a new or revoked key on its next request.
+ *
+ * @example
+ * ```ts
+ * const keys = createRedisKeyStore({ client: new Redis(url, { enableOfflineQueue: false }) });
+ * const { key } = await createApiKey(keys, { kind: "live", accountId: "acme" });
+ * ```
  */
 export function createRedisKeyStore(input: RedisAdapterOptions): KeyStore {
   const options = parseRedisOptions(redisAdapterOptionsSchema, input, "createRedisKeyStore");
@@ -89,7 +95,15 @@ export function createRedisKeyStore(input: RedisAdapterOptions): KeyStore {
   };
 }
 
-/** An AccountStore on Redis: `{prefix}account:{id}` holds the account as JSON. */
+/**
+ * An AccountStore on Redis: `{prefix}account:{id}` holds the account as JSON.
+ *
+ * @example
+ * ```ts
+ * const accounts = createRedisAccountStore({ client: new Redis(url, { enableOfflineQueue: false }) });
+ * await accounts.setUpgraded("acme", true);
+ * ```
+ */
 export function createRedisAccountStore(input: RedisAdapterOptions): AccountStore {
   const options = parseRedisOptions(redisAdapterOptionsSchema, input, "createRedisAccountStore");
   const prefix = options.prefix;

@@ -41,6 +41,12 @@ const COUNTER_TTL_SECONDS = 62 * 24 * 60 * 60;
  *
  * Redis must not evict these keys: run it with `maxmemory-policy noeviction` (an evicted counter is
  * a quota reset).
+ *
+ * @example
+ * ```ts
+ * const quota = createRedisQuotaStore({ client: new Redis(url) });
+ * const pipeline = createImagePipeline({ ...deps, quota });
+ * ```
  */
 export function createRedisQuotaStore(input: RedisAdapterOptions): QuotaStore {
   const options = parseRedisOptions(redisAdapterOptionsSchema, input, "createRedisQuotaStore");

@@ -25,6 +25,12 @@ const accountsFileSchema = z.object({
  * crash-safely on each change. Reads re-read the file when it changed (one `open` + `fstat` per
  * call), so a flag set by the CLI in another process is seen by the server's next request. Writes
  * are serialised within a process; let one admin process change accounts at a time.
+ *
+ * @example
+ * ```ts
+ * const accounts = createFsAccountStore({ root: "/var/lib/pixport/accounts" });
+ * await accounts.setUpgraded("acme", true);
+ * ```
  */
 export function createFsAccountStore(options: FsAccountStoreOptions): AccountStore {
   const parsed = parseFsOptions(fsAccountStoreOptionsSchema, options, "createFsAccountStore");

@@ -35,6 +35,12 @@ export type S3BlobStoreOptions = z.input<typeof s3BlobStoreOptionsSchema>;
  * type and `Cache-Control` are stored as object headers. Missing objects read as `null`; throttling,
  * 5xx and connection failures are retried a bounded number of times, then throw
  * `STORAGE_UNAVAILABLE` with `retryAfterSeconds`.
+ *
+ * @example
+ * ```ts
+ * const client = new S3Client({ region: "eu-west-1" });
+ * const blobStore = createS3BlobStore({ client, bucket: "pixport-private", prefix: "prod/" });
+ * ```
  */
 export function createS3BlobStore(input: S3BlobStoreOptions): BlobStore {
   const options = parseOptions(s3BlobStoreOptionsSchema, input, "createS3BlobStore");

@@ -59,6 +59,16 @@ export type S3PublisherOptions = z.input<typeof s3PublisherOptionsSchema>;
  * CopyObject (no bytes pass through this process), setting the content type and `Cache-Control`.
  * Publishing again overwrites with identical bytes and returns the same URL; unpublish deletes the
  * public object (idempotent) and then calls the purge hook.
+ *
+ * @example
+ * ```ts
+ * const publisher = createS3Publisher({
+ *   client,
+ *   source: { bucket: "pixport-private", prefix: "prod/" },
+ *   target: { bucket: "pixport-public" },
+ *   publicBaseUrl: "https://images.example.com",
+ * });
+ * ```
  */
 export function createS3Publisher(input: S3PublisherOptions): ImagePublisher {
   const options = parseOptions(s3PublisherOptionsSchema, input, "createS3Publisher");

@@ -83,6 +83,17 @@ export function dataUrl(image: ModelImage): string {
  * - 429, 401, 403 → `MODEL_UNAVAILABLE` (503, `Retry-After` from the provider or the default);
  * - 400, 413, 422 → `VALIDATION_FAILED` (422) on `model` (the provider rejected the input);
  * - 5xx, 404, connection errors, malformed, empty, truncated or refused answers → `MODEL_BAD_RESPONSE` (502).
+ *
+ * @example
+ * ```ts
+ * const models = createOpenAiModels({
+ *   registry: {
+ *     registry: { vision: { baseUrl: "https://api.openai.com/v1", model: "gpt-4o-mini", apiKeyEnv: "OPENAI_API_KEY" } },
+ *     defaults: { visualize: "vision", classify: "vision", extract: "vision" },
+ *   },
+ * });
+ * const pipeline = createImagePipeline({ ...deps, models });
+ * ```
  */
 export function createOpenAiModels(input: OpenAiModelsOptions): Required<ModelPorts> {
   const options = parseOptions(openAiModelsOptionsSchema, input, "createOpenAiModels");

@@ -256,7 +256,16 @@ export interface PixportClient {
   raw: Client<paths>;
 }
 
-/** Creates a {@link PixportClient}. See the module documentation for an example. */
+/**
+ * Creates a {@link PixportClient}. See the module documentation for an example.
+ *
+ * @example
+ * ```ts
+ * const pixport = createPixportClient({ baseUrl: "http://localhost:3000", apiKey: process.env.PIXPORT_KEY });
+ * const image = await pixport.images.upload({ name: "cat", image: await readFile("cat.jpg") });
+ * const thumb = await pixport.images.resize(image.id, { width: 200, fit: "cover" });
+ * ```
+ */
 export function createPixportClient(options: PixportClientOptions): PixportClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
   const raw = createFetchClient<paths>({

@@ -27,6 +27,15 @@ export function publicKeyFor(id: string, format: ImageFormat): string {
 /**
  * An ImagePublisher that copies bytes from a private BlobStore to a public one (a directory served
  * without a key, a public bucket, ...). Idempotent both ways.
+ *
+ * @example
+ * ```ts
+ * const publisher = createBlobStorePublisher({
+ *   source: blobStore,
+ *   target: publicStore,
+ *   publicBaseUrl: "https://images.example.com",
+ * });
+ * ```
  */
 export function createBlobStorePublisher(options: BlobStorePublisherOptions): ImagePublisher {
   const base = options.publicBaseUrl.replace(/\/+$/, "");

@@ -21,6 +21,11 @@ export interface CachingBlobStoreOptions {
  * `put` and `delete` go to the backend first and then update the cache. To keep hot reads free of
  * copies, the bytes given to `put` and returned by `get` are shared with the cache: treat them as
  * read-only (pixport's operations and codecs never write into image bytes).
+ *
+ * @example
+ * ```ts
+ * const blobStore = createCachingBlobStore(createS3BlobStore({ client, bucket }), { maxBytes: 64 * 1024 * 1024 });
+ * ```
  */
 export function createCachingBlobStore(store: BlobStore, options: CachingBlobStoreOptions = {}): BlobStore {
   const maxBytes = options.maxBytes ?? 64 * 1024 * 1024;

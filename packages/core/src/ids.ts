@@ -23,6 +23,12 @@ export function randomString(alphabet: string, length: number): string {
 /**
  * Ids of the form `image_` + a lowercase letter + 23 lowercase letters or digits
  * (about 123 bits of randomness), the shape of the original service's ids.
+ *
+ * @example
+ * ```ts
+ * const ids = createRandomIdGenerator();
+ * ids.imageId(); // "image_k3v0..." (24 letters or digits)
+ * ```
  */
 export function createRandomIdGenerator(): IdGenerator {
   return { imageId: () => `image_${randomString(LETTERS, 1)}${randomString(ALPHANUMERIC, 23)}` };

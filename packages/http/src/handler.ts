@@ -130,6 +130,19 @@ function compile(route: Route): CompiledRoute {
  * Builds the one handler every binding uses: routing, authentication (`x-api-key`), body parsing,
  * invocation of the core, the contract's error bodies and the usage header on every response.
  * It never throws: unexpected errors become a generic 500 and go to the logger.
+ *
+ * @example
+ * ```ts
+ * const handler = createHttpHandler(pipeline, { routes: defaultRoutes });
+ * const response = await handler({
+ *   method: "GET",
+ *   path: "/v1/images",
+ *   query: new URLSearchParams("take=5"),
+ *   headers: { "x-api-key": key },
+ *   body: null,
+ *   baseUrl: "https://api.example.com",
+ * });
+ * ```
  */
 export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerOptions = {}): HttpHandler {
   const settings = parseOptions(httpHandlerOptionsSchema, options, "HTTP handler");

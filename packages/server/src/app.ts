@@ -47,7 +47,14 @@ export interface PixportServer {
 /** Programmatic extras of {@link startPixportServer} that a config file cannot express. */
 export type StartPixportServerOptions = RuntimeOptions;
 
-/** A JSON-lines logger on stderr, or a silent one. */
+/**
+ * A JSON-lines logger on stderr, or a silent one.
+ *
+ * @example
+ * ```ts
+ * const server = await startPixportServer(config, createConsoleLogger(true));
+ * ```
+ */
 export function createConsoleLogger(enabled: boolean): Logger {
   if (!enabled) return {};
   const write = (level: string) => (message: string, context?: Record<string, unknown>) => {

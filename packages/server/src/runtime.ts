@@ -107,6 +107,13 @@ export interface PixportRuntime {
  * Builds the deployment: the configured codec, files under the data directory, and either
  * in-process policy state (keys in the data directory) or Redis for keys, accounts, rate limits and
  * quota (`redisUrl`), so several processes share one set of limits.
+ *
+ * @example
+ * ```ts
+ * const runtime = await createPixportRuntime(resolveServerConfig({ dataDir: "./data" }), logger);
+ * console.log(await runtime.pipeline.usage("default"));
+ * await runtime.close();
+ * ```
  */
 export async function createPixportRuntime(
   config: ServerConfig,

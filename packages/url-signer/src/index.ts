@@ -151,6 +151,12 @@ export async function srcset(
 /**
  * A signer over several secrets: the first signs, all verify (add the new secret first to rotate,
  * remove the old one once its URLs are gone). The shape of `@pixport/core`'s `VariantSigner` port.
+ *
+ * @example
+ * ```ts
+ * const signer = createVariantSigner([process.env.PIXPORT_DELIVERY_SIGNING_KEY!]);
+ * const pipeline = createImagePipeline({ ...deps, variantSigner: signer });
+ * ```
  */
 export function createVariantSigner(secrets: readonly string[]): {
   sign(path: string): Promise<string>;

@@ -1,6 +1,14 @@
 import type { AccountRecord, AccountStore } from "../ports/account-store.js";
 
-/** An AccountStore in process memory. */
+/**
+ * An AccountStore in process memory.
+ *
+ * @example
+ * ```ts
+ * const accounts = createMemoryAccountStore();
+ * await accounts.setUpgraded("acme", true);
+ * ```
+ */
 export function createMemoryAccountStore(): AccountStore {
   const accounts = new Map<string, AccountRecord>();
   return {

@@ -4,6 +4,12 @@ import { assertBlobKey, type BlobInfo, type BlobMetadata, type BlobStore } from 
  * A BlobStore in process memory: the reference adapter of the BlobStore conformance suite, and
  * handy for tests and short-lived library use. Values are copied in and out, so callers cannot
  * mutate stored bytes.
+ *
+ * @example
+ * ```ts
+ * const blobStore = createMemoryBlobStore();
+ * await blobStore.put("images/a.png", bytes, { contentType: "image/png" });
+ * ```
  */
 export function createMemoryBlobStore(): BlobStore {
   const blobs = new Map<string, { data: Uint8Array; metadata: BlobMetadata; modifiedAt: Date }>();

@@ -6,6 +6,11 @@ import { compareNewestFirst, paginate } from "./paginate.js";
 /**
  * An ImageRepository in process memory: the reference adapter of the ImageRepository conformance
  * suite. Records are copied in and out.
+ *
+ * @example
+ * ```ts
+ * const pipeline = createImagePipeline({ ...deps, images: createMemoryImageRepository() });
+ * ```
  */
 export function createMemoryImageRepository(): ImageRepository {
   const records = new Map<string, ImageRecord>();

@@ -1,6 +1,14 @@
 import type { ApiKeyRecord, KeyStore } from "../ports/key-store.js";
 
-/** A KeyStore in process memory (tests, library use, single-process demos). */
+/**
+ * A KeyStore in process memory (tests, library use, single-process demos).
+ *
+ * @example
+ * ```ts
+ * const keys = createMemoryKeyStore();
+ * const { key } = await createApiKey(keys, { kind: "test", accountId: "demo" });
+ * ```
+ */
 export function createMemoryKeyStore(initial: readonly ApiKeyRecord[] = []): KeyStore {
   const byHash = new Map<string, ApiKeyRecord>(initial.map((record) => [record.hash, { ...record }]));
   return {

@@ -4,6 +4,12 @@ import type { LockService } from "../ports/lock-service.js";
  * A LockService for one process: tasks of one key run one after another (first come, first
  * served), tasks of different keys concurrently. The default of `createImagePipeline`; several
  * processes sharing storage need a shared one (e.g. `@pixport/redis`'s `createRedisLockService`).
+ *
+ * @example
+ * ```ts
+ * const locks = createMemoryLockService();
+ * await locks.withLock("image_x", async () => publishOnce());
+ * ```
  */
 export function createMemoryLockService(): LockService {
   const tails = new Map<string, Promise<void>>();

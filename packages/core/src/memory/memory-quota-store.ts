@@ -1,6 +1,14 @@
 import type { QuotaStore } from "../ports/quota-store.js";
 
-/** A QuotaStore in process memory (the single-process default). */
+/**
+ * A QuotaStore in process memory (the single-process default).
+ *
+ * @example
+ * ```ts
+ * const quota = createMemoryQuotaStore();
+ * await quota.reserve({ accountId: "a", period: "2026-11", units: 1, limit: 25 });
+ * ```
+ */
 export function createMemoryQuotaStore(): QuotaStore {
   const counters = new Map<string, number>();
   const keyOf = (accountId: string, period: string) => `${accountId}\u0000${period}`;

@@ -5,6 +5,12 @@ import type { RateLimiter } from "../ports/rate-limiter.js";
 /**
  * A sliding-log RateLimiter in process memory (the single-process default). Each key keeps the
  * admission times of at most `limit` requests; memory per key is bounded by the limit.
+ *
+ * @example
+ * ```ts
+ * const rateLimiter = createMemoryRateLimiter();
+ * const decision = await rateLimiter.consume({ key: "key_1", limit: 10, windowMs: 60_000 });
+ * ```
  */
 export function createMemoryRateLimiter(options: { clock?: Clock } = {}): RateLimiter {
   const clock = options.clock ?? systemClock;

@@ -537,6 +537,12 @@ export function createVariantDelivery(
  * wrote or read are tracked least recently used first and the oldest are deleted past the bound
  * (variants from an earlier run count once read). Removing an image's variants needs a store that
  * can list keys (fs, S3 and memory can).
+ *
+ * @example
+ * ```ts
+ * const variantCache = createBlobVariantCache(blobStore, { maxBytes: 256 * 1024 * 1024 });
+ * const pipeline = createImagePipeline({ ...deps, variantCache });
+ * ```
  */
 export function createBlobVariantCache(
   store: BlobStore,
