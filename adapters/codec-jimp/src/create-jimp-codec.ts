@@ -3,6 +3,7 @@ import { availableParallelism } from "node:os";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type {
   CodecCapabilities,
+  DecodeLimits,
   EncodedImage,
   ImageCodec,
   ImageFormat,
@@ -13,6 +14,7 @@ import type {
   TransformStep,
 } from "@pixport/core";
 import {
+  defineImageCodec,
   ErrorCodes,
   IMAGE_FORMATS,
   ImagePipelineError,
@@ -74,15 +76,15 @@ export function createJimpCodec(options: JimpImageCodecOptions = {}): JimpCodec 
   const settings = parseJimpImageCodecOptions(options);
   const workers = settings.workers ?? Math.max(1, Math.min(4, availableParallelism()));
   if (workers === 0) {
-    return {
+    return defineImageCodec({
       name: "jimp",
       capabilities: CAPABILITIES,
-      probe: async (input) => probe(input),
-      transform: (request) => transformInThread(request, settings.maxInputPixels),
-      sample: (input, maxSide, limits) =>
+      probe: async (input: Uint8Array) => probe(input),
+      transform: (request: TransformRequest) => transformInThread(request, settings.maxInputPixels),
+      sample: (input: Uint8Array, maxSide: number, limits: DecodeLimits) =>
         sampleInThread(input, maxSide, pixelCap(limits.maxInputPixels, settings.maxInputPixels)),
       close: async () => {},
-    };
+    });
   }
   const script =
     settings.workerScript === undefined
@@ -97,16 +99,14 @@ export function createJimpCodec(options: JimpImageCodecOptions = {}): JimpCodec 
     );
   }
   const pool = new JimpWorkerPool(workers, script);
-  return {
+  // The codec kit checks each request on this thread (so nothing odd is cloned to a worker), once:
+  // the worker runs checked requests only.
+  return defineImageCodec({
     name: "jimp",
     capabilities: CAPABILITIES,
-    probe: async (input) => probe(input),
-    async transform(request) {
-      // Checked here, so a bad request fails the same way on either thread and nothing odd is cloned.
-      validateRequest(request);
-      return pool.run(request, settings.maxInputPixels);
-    },
-    sample(input, maxSide, limits) {
+    probe: async (input: Uint8Array) => probe(input),
+    transform: (request: TransformRequest) => pool.run(request, settings.maxInputPixels),
+    sample(input: Uint8Array, maxSide: number, limits: DecodeLimits) {
       asBuffer(input, "input");
       return pool.sample(
         input,
@@ -116,7 +116,7 @@ export function createJimpCodec(options: JimpImageCodecOptions = {}): JimpCodec 
       );
     },
     close: () => pool.close(),
-  };
+  });
 }
 
 function pixelCap(requested: number | undefined, fallback: number): number {
@@ -152,26 +152,12 @@ function probe(input: Uint8Array): ImageHeader | null {
   };
 }
 
-function validateRequest(request: TransformRequest): void {
-  if (typeof request !== "object" || request === null) {
-    throw new TypeError(
-      `Expected object for request, received ${request === null ? "null" : typeof request}`,
-    );
-  }
-  asBuffer(request.input, "input");
-  assertSupported(request);
-  for (const step of request.steps) {
-    if (step.type !== "overlay") continue;
-    for (const [index, layer] of step.layers.entries()) asBuffer(layer.input, `layers[${index}].input`);
-  }
-}
-
 /** The whole transform on the calling thread (the worker threads run this too). */
 export async function transformInThread(
   request: TransformRequest,
   defaultMaxPixels: number,
 ): Promise<EncodedImage> {
-  validateRequest(request);
+  // A checked request (defineImageCodec on the main thread, or the core's runCodec).
   const input = asBuffer(request.input, "input");
   const requested = request.limits?.maxInputPixels;
   const maxPixels =
@@ -280,20 +266,4 @@ async function drawLayer(base: Bitmap, layer: OverlayLayer, index: number, maxPi
   if (width * height > maxPixels) throw tooLarge(`Overlay ${index} scaled`, width, height, maxPixels);
   const decoded = await decode(layer.input, maxPixels, `Overlay ${index}`);
   drawOver(base, scale(decoded, width, height), left, top, opacity, layer.repeat);
-}
-
-function assertSupported(request: TransformRequest): void {
-  if (!Array.isArray(request.steps)) {
-    throw new TypeError(`Expected array for steps, received ${typeof request.steps}`);
-  }
-  for (const step of request.steps) {
-    if (!CAPABILITIES.steps.includes(step?.type)) {
-      throw unsupported(`The jimp codec cannot run the ${String(step?.type)} step.`);
-    }
-  }
-  if (!CAPABILITIES.outputFormats.includes(request.output?.format)) {
-    throw unsupported(
-      `The jimp codec cannot encode ${String(request.output?.format)} (it writes ${FORMATS.join(", ")}).`,
-    );
-  }
 }

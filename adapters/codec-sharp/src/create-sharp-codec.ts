@@ -12,6 +12,7 @@ import type {
 } from "@pixport/core";
 import {
   ANIMATED_FORMATS,
+  defineImageCodec,
   ErrorCodes,
   IMAGE_FORMATS,
   ImagePipelineError,
@@ -95,13 +96,14 @@ export function createSharpCodec(options: SharpImageCodecOptions = {}): ImageCod
     sharp.block({ operation: ["VipsForeignLoad"] });
     sharp.unblock({ operation: ALLOWED_LOADERS });
   }
-  return {
+  // The codec kit checks each request (shape, capabilities, the byte guard) before transform runs.
+  return defineImageCodec({
     name: "sharp",
     capabilities: CAPABILITIES,
     probe: (input) => probe(input),
     transform: (request) => transform(request, settings),
     sample: (input, maxSide, limits) => sample(input, maxSide, limits, settings),
-  };
+  });
 }
 
 async function probe(input: Uint8Array): Promise<ImageHeader | null> {
@@ -176,15 +178,9 @@ async function transform(
   request: TransformRequest,
   settings: ResolvedSharpImageCodecOptions,
 ): Promise<EncodedImage> {
-  if (typeof request !== "object" || request === null) {
-    throw new TypeError(
-      `Expected object for request, received ${request === null ? "null" : typeof request}`,
-    );
-  }
+  // A checked request (defineImageCodec, or the core's runCodec): bytes of a known format.
   const input = asBuffer(request.input, "input");
-  assertSupported(request);
-  const format = sniffImageFormat(input);
-  if (format === null) throw invalidImage("The input is not a jpeg, png or webp image.");
+  const format = sniffImageFormat(input) as ImageFormat;
 
   const limitInputPixels = limitFor(request.limits, settings);
   const decodeOptions: SharpOptions = {
@@ -346,26 +342,6 @@ async function transformAnimation(
   };
   const encoded = await encode(bounded(joined), request.output, animation);
   return { ...encoded, height: size.height, frames: count };
-}
-
-function assertSupported(request: TransformRequest): void {
-  if (!Array.isArray(request.steps)) {
-    throw new TypeError(`Expected array for steps, received ${typeof request.steps}`);
-  }
-  for (const step of request.steps) {
-    if (!CAPABILITIES.steps.includes(step?.type)) {
-      throw new ImagePipelineError(
-        ErrorCodes.UNSUPPORTED_OPERATION,
-        `The sharp codec cannot run the ${String(step?.type)} step.`,
-      );
-    }
-  }
-  if (!CAPABILITIES.outputFormats.includes(request.output?.format)) {
-    throw new ImagePipelineError(
-      ErrorCodes.UNSUPPORTED_OPERATION,
-      `The sharp codec cannot encode ${String(request.output?.format)}.`,
-    );
-  }
 }
 
 async function encode(

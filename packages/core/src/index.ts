@@ -6,6 +6,7 @@ export {
   type CachingBlobStoreOptions,
   createCachingBlobStore,
 } from "./caching-blob-store.js";
+export { defineImageCodec } from "./codec-kit.js";
 export {
   type ErrorCode,
   ErrorCodes,

@@ -5,6 +5,12 @@
  */
 
 export { publicKeyFor } from "./blob-store-publisher.js";
+export {
+  checkCodecCapabilities,
+  checkInputBytes,
+  checkTransformRequest,
+  uncheckedTransform,
+} from "./codec-kit.js";
 export { imageNotFound } from "./errors.js";
 export {
   API_KEY_PATTERN,

@@ -51,13 +51,15 @@ const live: Caller = { accountId: "a", keyKind: "live", keyId: "k1" };
 const test: Caller = { accountId: "a", keyKind: "test", keyId: "k2" };
 
 describe("removeImageBackground", () => {
-  it("stores the remover's PNG as a new png image; the test mark applies to test keys only", async () => {
+  it("stores the remover's PNG as it is (one encode); the test mark is the only re-encode, for test keys", async () => {
     const calls: { width: number; height: number }[] = [];
+    const made: Uint8Array[] = [];
     const remover: BackgroundRemover = {
       name: "fake",
       remove: async (request) => {
         calls.push({ width: request.width, height: request.height });
-        return fakePng(request.width, request.height);
+        made.push(fakePng(request.width, request.height));
+        return made.at(-1)!;
       },
     };
     const { pipeline, transforms } = setup(remover);
@@ -67,9 +69,16 @@ describe("removeImageBackground", () => {
       const cut = await pipeline.removeImageBackground(caller, { imageId: source.id, body: undefined });
       expect(cut).toMatchObject({ name: "shoe", format: "png", width: 20, height: 10 });
       expect(cut.id).not.toBe(source.id);
-      expect(transforms).toHaveLength(1);
-      expect(transforms[0]!.output.format).toBe("png");
-      expect(transforms[0]!.steps.map((step) => step.type)).toEqual(caller === test ? ["overlay"] : []);
+      if (caller === live) {
+        // No codec job: the stored bytes are the remover's.
+        expect(transforms).toHaveLength(0);
+        const stored = await pipeline.downloadImage(caller, { imageId: cut.id });
+        expect(Buffer.from(stored.data).equals(Buffer.from(made.at(-1)!))).toBe(true);
+      } else {
+        expect(transforms).toHaveLength(1);
+        expect(transforms[0]!.output.format).toBe("png");
+        expect(transforms[0]!.steps.map((step) => step.type)).toEqual(["overlay"]);
+      }
     }
     expect(calls).toEqual([
       { width: 20, height: 10 },

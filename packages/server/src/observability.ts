@@ -1,4 +1,11 @@
-import type { ImageCodec, ImagePipeline, Logger, ModelPorts } from "@pixport/core";
+import {
+  defineImageCodec,
+  type ImageCodec,
+  type ImagePipeline,
+  type Logger,
+  type ModelPorts,
+} from "@pixport/core";
+import { uncheckedTransform } from "@pixport/core/internal";
 import type { RequestEvent } from "@pixport/http";
 import type { Request, Response } from "express";
 import { type Level, pino } from "pino";
@@ -208,7 +215,10 @@ const outcomeOf = (error: unknown): string =>
  * `overlay`...) or `encode` for a step-less re-encode (uploads, convert).
  */
 export function instrumentCodec(codec: ImageCodec, sink: () => Instrumentation): ImageCodec {
-  return {
+  // Built with the codec kit around the adapter's own transform: the core checks each job once
+  // and calls this timed transform; a direct caller still gets the kit's checks.
+  const transform = uncheckedTransform(codec);
+  return defineImageCodec({
     ...codec,
     name: codec.name,
     capabilities: codec.capabilities,
@@ -217,7 +227,7 @@ export function instrumentCodec(codec: ImageCodec, sink: () => Instrumentation):
       const operation = request.steps[0]?.type ?? "encode";
       const started = performance.now();
       try {
-        const result = await codec.transform(request);
+        const result = await transform(request);
         sink().codecJob(operation, (performance.now() - started) / 1000, "ok");
         return result;
       } catch (error) {
@@ -226,7 +236,7 @@ export function instrumentCodec(codec: ImageCodec, sink: () => Instrumentation):
       }
     },
     ...("close" in codec ? { close: (codec as { close(): Promise<void> }).close.bind(codec) } : {}),
-  } as ImageCodec;
+  } as ImageCodec);
 }
 
 /** The model ports with every call counted by model and outcome, and timed. */

@@ -1,3 +1,4 @@
+import { checkCodecCapabilities, checkInputBytes, uncheckedTransform } from "../codec-kit.js";
 import {
   ErrorCodes,
   ImagePipelineError,
@@ -34,7 +35,7 @@ import type { Logger } from "../ports/logger.js";
 import type { PlaceholderEncoder } from "../ports/placeholder-encoder.js";
 import type { VariantCache } from "../ports/variant-cache.js";
 import type { Size } from "../transforms/plan.js";
-import type { TransformStep } from "../transforms/steps.js";
+import type { OutputOptions, TransformStep } from "../transforms/steps.js";
 
 /** The authenticated caller of an operation. */
 export interface Caller {
@@ -217,20 +218,97 @@ export function assertCodecSupports(
   steps: readonly { type: string }[],
   format: ImageFormat,
 ): void {
-  const { capabilities, name } = context.codec;
-  const step = steps.find((candidate) => !capabilities.steps.includes(candidate.type as never));
-  if (step !== undefined) {
-    throw new ImagePipelineError(
-      ErrorCodes.UNSUPPORTED_OPERATION,
-      `The ${name} codec cannot run the ${step.type} step.`,
-    );
+  checkCodecCapabilities(context.codec, steps, format);
+}
+
+/**
+ * How a failed codec job becomes the answer: `"stored"` for bytes pixport stored and validated
+ * itself (an internal error, unless a limit or the deadline), `{field}` for a client's bytes (a
+ * 422 naming the field), or a mapping of the caller's own.
+ */
+export type CodecFailure = "stored" | { field: string } | ((error: unknown) => Error);
+
+/** A codec job run by {@link runCodec}. */
+export interface CodecJob {
+  /** Encoded bytes, or a stored image whose bytes are loaded once the job is admitted. */
+  input: Uint8Array | ImageRecord;
+  steps: TransformStep[];
+  output: OutputOptions;
+  onError: CodecFailure;
+  /**
+   * Admit the job against the node's memory budget first: its size, the field a refusal names,
+   * its frames, a factor for work beyond the codec's, and the caller's abort signal.
+   */
+  memory?: { size: Size; field: string; frames?: number; factor?: number; signal?: AbortSignal | undefined };
+  /** The capabilities were checked by the caller already (before work the codec does not do). */
+  capabilitiesChecked?: boolean;
+}
+
+/** The client-facing form of a codec failure on bytes the client sent (`field`). */
+function clientBytesError(error: unknown, field: string): Error {
+  if (isImagePipelineError(error) && error.code === ErrorCodes.IMAGE_TOO_LARGE) {
+    return validationError([{ path: field, message: error.message }], ErrorCodes.IMAGE_TOO_LARGE);
   }
-  if (!capabilities.outputFormats.includes(format)) {
-    throw new ImagePipelineError(
-      ErrorCodes.UNSUPPORTED_OPERATION,
-      `The ${name} codec cannot encode ${format}.`,
-    );
+  if (isImagePipelineError(error) && error.code === ErrorCodes.PROCESSING_TIMEOUT) {
+    return processingTimeout(error, field);
   }
+  if (isImagePipelineError(error) && error.code !== ErrorCodes.INVALID_IMAGE) return error;
+  return new ImagePipelineError(ErrorCodes.INVALID_IMAGE, `${field} could not be decoded`, {
+    issues: [
+      {
+        path: field,
+        message: `must be a valid ${acceptedFormats("image").slice(2)}; it could not be decoded`,
+      },
+    ],
+    cause: error,
+  });
+}
+
+/**
+ * The one way the core runs the codec: the capability check (before any byte is loaded), the
+ * memory budget, the bytes (loaded from the store for a stored image), the byte guard, the
+ * transform with the deployment's pixel limit and deadline, and the failure mapped for its
+ * audience. Each of the codec kit's checks runs once: the adapter's own transform is called
+ * without repeating them.
+ */
+export async function runCodec(context: PipelineContext, job: CodecJob): Promise<EncodedImage> {
+  if (job.capabilitiesChecked !== true) checkCodecCapabilities(context.codec, job.steps, job.output.format);
+  const run = async () => {
+    const input = job.input instanceof Uint8Array ? job.input : await loadImageBytes(context, job.input);
+    try {
+      checkInputBytes(input);
+      return await uncheckedTransform(context.codec)({
+        input,
+        steps: job.steps,
+        output: job.output,
+        limits: { maxInputPixels: context.limits.maxInputPixels, timeoutMs: context.limits.maxJobMs },
+      });
+    } catch (error) {
+      const { onError } = job;
+      if (typeof onError === "function") throw onError(error);
+      if (onError === "stored") {
+        throw internalCodecError(
+          error,
+          job.input instanceof Uint8Array ? job.output.format : job.input.format,
+        );
+      }
+      throw clientBytesError(error, onError.field);
+    }
+  };
+  const memory = job.memory;
+  if (memory === undefined) return run();
+  return withMemory(
+    context,
+    {
+      input: memory.size,
+      steps: job.steps,
+      field: memory.field,
+      signal: memory.signal,
+      frames: memory.frames,
+      factor: memory.factor,
+    },
+    run,
+  );
 }
 
 /**

@@ -8,14 +8,7 @@ import { imagePathSchema, POSITIONS, parseAll } from "../schemas.js";
 import { BLACK, parseColor, type Rgba, TRANSPARENT } from "../transforms/color.js";
 import { blurSteps, planOutputSize, rotatedSize, type Size, stepOutputSize } from "../transforms/plan.js";
 import type { Position, TransformStep } from "../transforms/steps.js";
-import {
-  type Caller,
-  internalCodecError,
-  loadImageBytes,
-  loadOwnedImage,
-  type PipelineContext,
-  withMemory,
-} from "./context.js";
+import { type Caller, loadOwnedImage, type PipelineContext, runCodec } from "./context.js";
 
 /** Options of variant delivery (`delivery` in the pipeline options). */
 export const deliveryOptionsSchema = z.strictObject({
@@ -474,25 +467,16 @@ export function createVariantDelivery(
     quality: number,
     signal: AbortSignal | undefined,
   ): Promise<CachedVariant> {
-    const work = () =>
-      withMemory(
-        context,
-        { input: record, steps, field: "image", signal, frames: record.frames },
-        async () => {
-          const bytes = await loadImageBytes(context, record);
-          try {
-            const encoded = await context.codec.transform({
-              input: bytes,
-              steps,
-              output: { format, quality, flattenBackground: BLACK },
-              limits: { maxInputPixels: context.limits.maxInputPixels, timeoutMs: context.limits.maxJobMs },
-            });
-            return { data: encoded.data, contentType: MIME_TYPES[encoded.format] };
-          } catch (error) {
-            throw internalCodecError(error, record.format);
-          }
-        },
-      );
+    const work = async () => {
+      const encoded = await runCodec(context, {
+        input: record,
+        steps,
+        output: { format, quality, flattenBackground: BLACK },
+        onError: "stored",
+        memory: { size: record, field: "image", frames: record.frames, signal },
+      });
+      return { data: encoded.data, contentType: MIME_TYPES[encoded.format] };
+    };
     return gate === undefined ? work() : gate.run(work, signal);
   }
 

@@ -12,14 +12,8 @@ import {
   parseAll,
   visualizeSchema,
 } from "../schemas.js";
-import type { ResizeStep } from "../transforms/steps.js";
-import {
-  type Caller,
-  internalCodecError,
-  loadImageBytes,
-  loadOwnedImage,
-  type PipelineContext,
-} from "./context.js";
+import type { ResizeStep, TransformStep } from "../transforms/steps.js";
+import { type Caller, loadOwnedImage, type PipelineContext, runCodec } from "./context.js";
 import { ingestImage } from "./upload-image.js";
 
 /** Contract defaults (P14, P15); classify and extract have no API-visible model. */
@@ -105,20 +99,18 @@ export async function prepareModelImage(
   lossless = false,
 ): Promise<ModelImage> {
   const record = await loadOwnedImage(context, caller, imageId);
-  const data = await loadImageBytes(context, record);
   const white = { r: 255, g: 255, b: 255, alpha: 1 };
+  // The copy for the model is a codec job like any other: it waits for the node's memory budget.
+  const memory = { size: record, field: "image", frames: record.frames };
   if (lossless) {
-    try {
-      const encoded = await context.codec.transform({
-        input: data,
-        steps: [],
-        output: { format: "png", quality: 100, flattenBackground: white },
-        limits: { maxInputPixels: context.limits.maxInputPixels, timeoutMs: context.limits.maxJobMs },
-      });
-      return { data: encoded.data, mimeType: "image/png", width: encoded.width, height: encoded.height };
-    } catch (error) {
-      throw internalCodecError(error, record.format);
-    }
+    const encoded = await runCodec(context, {
+      input: record,
+      steps: [],
+      output: { format: "png", quality: 100, flattenBackground: white },
+      onError: "stored",
+      memory,
+    });
+    return { data: encoded.data, mimeType: "image/png", width: encoded.width, height: encoded.height };
   }
   const scale = Math.min(1, maxSide / Math.max(record.width, record.height));
   const width = Math.max(1, Math.round(record.width * scale));
@@ -129,19 +121,16 @@ export async function prepareModelImage(
     height,
     fit: "fill",
     position: "center",
-    background: { r: 255, g: 255, b: 255, alpha: 1 },
+    background: white,
   };
-  try {
-    const encoded = await context.codec.transform({
-      input: data,
-      steps: scale < 1 ? [resize] : [],
-      output: { format: "jpeg", quality: 85, flattenBackground: { r: 255, g: 255, b: 255, alpha: 1 } },
-      limits: { maxInputPixels: context.limits.maxInputPixels, timeoutMs: context.limits.maxJobMs },
-    });
-    return { data: encoded.data, mimeType: "image/jpeg", width: encoded.width, height: encoded.height };
-  } catch (error) {
-    throw internalCodecError(error, record.format);
-  }
+  const encoded = await runCodec(context, {
+    input: record,
+    steps: scale < 1 ? [resize] : [],
+    output: { format: "jpeg", quality: 85, flattenBackground: white },
+    onError: "stored",
+    memory,
+  });
+  return { data: encoded.data, mimeType: "image/jpeg", width: encoded.width, height: encoded.height };
 }
 
 /**
@@ -181,36 +170,26 @@ export async function imagineImage(
   if (generated.byteLength === 0 || sniffImageFormat(generated) === null) throw badImage();
   const header = await context.codec.probe(generated).catch(() => null);
   if (header === null || header.width * header.height > context.limits.maxInputPixels) throw badImage();
-  let jpeg: Uint8Array;
+  // One decode and one encode: the square crop (when the model made another size) runs in the
+  // ingestion's own codec job, with the test mark, straight to JPEG.
+  const square = header.width === IMAGINE_SIZE && header.height === IMAGINE_SIZE;
+  const steps: TransformStep[] = square
+    ? []
+    : [
+        {
+          type: "resize",
+          width: IMAGINE_SIZE,
+          height: IMAGINE_SIZE,
+          fit: "cover",
+          position: "center",
+          background: { r: 0, g: 0, b: 0, alpha: 1 },
+        },
+      ];
   try {
-    const square = header.width === IMAGINE_SIZE && header.height === IMAGINE_SIZE;
-    const encoded = await context.codec.transform({
-      input: generated,
-      steps: square
-        ? []
-        : [
-            {
-              type: "resize",
-              width: IMAGINE_SIZE,
-              height: IMAGINE_SIZE,
-              fit: "cover",
-              position: "center",
-              background: { r: 0, g: 0, b: 0, alpha: 1 },
-            },
-          ],
-      output: {
-        format: "jpeg",
-        quality: context.encodeQuality,
-        flattenBackground: { r: 0, g: 0, b: 0, alpha: 1 },
-      },
-      limits: { maxInputPixels: context.limits.maxInputPixels, timeoutMs: context.limits.maxJobMs },
+    return await ingestImage(context, caller, { name: body.name, image: generated }, "image", {
+      steps,
+      format: "jpeg",
     });
-    jpeg = encoded.data;
-  } catch (error) {
-    throw badImage(error);
-  }
-  try {
-    return await ingestImage(context, caller, { name: body.name, image: jpeg }, "image");
   } catch (error) {
     if (
       isImagePipelineError(error) &&

@@ -6,11 +6,11 @@ import { TRANSPARENT } from "../transforms/color.js";
 import {
   assertCodecSupports,
   type Caller,
-  internalCodecError,
   loadImageBytes,
   loadOwnedImage,
   type PipelineContext,
   producedImageSteps,
+  runCodec,
   storeNewImage,
   withMemory,
 } from "./context.js";
@@ -48,6 +48,7 @@ export async function removeImageBackground(
   }
   const size = { width: source.width, height: source.height };
   const steps = producedImageSteps(context, caller, size);
+  // Checked before the model runs: a codec that cannot write the result must not cost a model call.
   assertCodecSupports(context, steps, "png");
   // The remover holds a decoded copy and a mask of the image, then the codec re-encodes the cut-out:
   // the job reserves twice a plain job's estimate in the node's memory budget (models keep their
@@ -76,18 +77,18 @@ export async function removeImageBackground(
         `The background remover ${remover.name} did not return a ${size.width} x ${size.height} PNG.`,
       );
     }
-    let encoded: Awaited<ReturnType<typeof context.codec.transform>>;
-    try {
-      encoded = await context.codec.transform({
-        input: cutout,
-        steps,
-        output: { format: "png", quality: context.encodeQuality, flattenBackground: TRANSPARENT },
-        limits: { maxInputPixels: context.limits.maxInputPixels, timeoutMs: context.limits.maxJobMs },
-      });
-    } catch (error) {
-      throw internalCodecError(error, "png");
+    // Without a test mark there is nothing to add: the remover's PNG (checked above) is stored as
+    // it is, not decoded and encoded a second time.
+    if (steps.length === 0) {
+      return { data: cutout, format: "png" as const, width: size.width, height: size.height };
     }
-    return encoded;
+    return runCodec(context, {
+      input: cutout,
+      steps,
+      output: { format: "png", quality: context.encodeQuality, flattenBackground: TRANSPARENT },
+      onError: "stored",
+      capabilitiesChecked: true,
+    });
   });
   return storeNewImage(context, caller, encoded, body.name ?? source.name);
 }

@@ -39,15 +39,14 @@ import type { OverlayLayer, TransformStep } from "../transforms/steps.js";
 import {
   assertCodecSupports,
   type Caller,
-  internalCodecError,
   loadImageBytes,
   loadOwnedImage,
   type PipelineContext,
   probeInput,
   processingTimeout,
   producedImageSteps,
+  runCodec,
   storeNewImage,
-  withMemory,
 } from "./context.js";
 
 /** Input of every transform: the source image id (path) and the JSON body. */
@@ -322,20 +321,13 @@ async function runPlan(
   const steps = [...plan.steps, ...producedImageSteps(context, caller, finalSize)];
   assertCodecSupports(context, steps, plan.format);
   assertAnimationKept(context, source, plan.format);
-  const largest = plan.fields[0] ?? "body";
-  const job = { input: source, steps, field: largest, signal, frames: source.frames };
-  const encoded = await withMemory(context, job, async () => {
-    const bytes = await loadImageBytes(context, source);
-    try {
-      return await context.codec.transform({
-        input: bytes,
-        steps,
-        output: { format: plan.format, quality: plan.quality, flattenBackground: BLACK },
-        limits: { maxInputPixels: context.limits.maxInputPixels, timeoutMs: context.limits.maxJobMs },
-      });
-    } catch (error) {
-      throw internalCodecError(error, source.format);
-    }
+  const encoded = await runCodec(context, {
+    input: source,
+    steps,
+    output: { format: plan.format, quality: plan.quality, flattenBackground: BLACK },
+    onError: "stored",
+    memory: { size: source, field: plan.fields[0] ?? "body", frames: source.frames, signal },
+    capabilitiesChecked: true,
   });
   return storeNewImage(context, caller, encoded, name ?? source.name);
 }

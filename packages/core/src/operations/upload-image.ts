@@ -1,18 +1,24 @@
-import { ErrorCodes, ImagePipelineError, isImagePipelineError, validationError } from "../errors.js";
-import { acceptedFormats, describeUnsupportedImage, type Image, sniffImageFormat } from "../image.js";
+import { ErrorCodes, isImagePipelineError, validationError } from "../errors.js";
+import {
+  acceptedFormats,
+  describeUnsupportedImage,
+  type Image,
+  type ImageFormat,
+  sniffImageFormat,
+} from "../image.js";
 import { countJpegScans } from "../jpeg-scans.js";
 import { formatBytes } from "../limits.js";
 import { parseAll, uploadImageSchema } from "../schemas.js";
 import { BLACK } from "../transforms/color.js";
+import { stepOutputSize } from "../transforms/plan.js";
+import type { TransformStep } from "../transforms/steps.js";
 import {
-  assertCodecSupports,
   type Caller,
   type PipelineContext,
   probeInput,
-  processingTimeout,
   producedImageSteps,
+  runCodec,
   storeNewImage,
-  withMemory,
 } from "./context.js";
 
 /** Input of {@link uploadImage}. */
@@ -34,6 +40,7 @@ export async function ingestImage(
   caller: Caller,
   input: UploadImageInput,
   field: string,
+  options: { steps?: TransformStep[]; format?: ImageFormat } = {},
 ): Promise<Image> {
   const issues: { path: string; message: string }[] = [];
   let name: string | undefined;
@@ -74,39 +81,25 @@ export async function ingestImage(
   }
   const header = await probeInput(context.codec, image, limits, field);
 
-  const steps = producedImageSteps(context, caller, header);
-  assertCodecSupports(context, steps, header.format);
-  const encoded = await withMemory(
-    context,
-    { input: header, steps, field, frames: header.frames },
-    async () => {
-      try {
-        return await context.codec.transform({
-          input: image,
-          steps,
-          output: { format: header.format, quality: context.encodeQuality, flattenBackground: BLACK },
-          limits: { maxInputPixels: limits.maxInputPixels, timeoutMs: limits.maxJobMs },
-        });
-      } catch (error) {
-        if (isImagePipelineError(error) && error.code === ErrorCodes.IMAGE_TOO_LARGE) {
-          throw validationError([{ path: field, message: error.message }], ErrorCodes.IMAGE_TOO_LARGE);
-        }
-        if (isImagePipelineError(error) && error.code === ErrorCodes.PROCESSING_TIMEOUT) {
-          throw processingTimeout(error, field);
-        }
-        if (isImagePipelineError(error) && error.code !== ErrorCodes.INVALID_IMAGE) throw error;
-        throw new ImagePipelineError(ErrorCodes.INVALID_IMAGE, `${field} could not be decoded`, {
-          issues: [
-            {
-              path: field,
-              message: `must be a valid ${acceptedFormats("image").slice(2)}; it could not be decoded`,
-            },
-          ],
-          cause: error,
-        });
-      }
-    },
+  // Extra steps (imagine's resize to its square) run in the same decode and encode as the test
+  // mark, which is sized for the image they make.
+  const extra = options.steps ?? [];
+  const finalSize = extra.reduce<{ width: number; height: number }>(
+    (size, step) => stepOutputSize(step, size),
+    header,
   );
+  const steps = [...extra, ...producedImageSteps(context, caller, finalSize)];
+  const encoded = await runCodec(context, {
+    input: image,
+    steps,
+    output: {
+      format: options.format ?? header.format,
+      quality: context.encodeQuality,
+      flattenBackground: BLACK,
+    },
+    onError: { field },
+    memory: { size: header, field, frames: header.frames },
+  });
   return storeNewImage(context, caller, encoded, name);
 }
 

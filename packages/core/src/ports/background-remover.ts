@@ -19,8 +19,9 @@ export interface BackgroundRemovalOptions {
  * Semantics: `remove` resolves an RGBA PNG of exactly `width` x `height` px whose alpha is 0 where
  * the background was and 255 on the subject (edges may be partially transparent). It never hangs:
  * an embedded remover bounds its own work, a model-backed one runs under a timeout and rejects with
- * a pixport error (`MODEL_TIMEOUT`, `MODEL_BAD_RESPONSE`, ...). The core re-encodes the result (and
- * stamps the test mark for test keys), so adapters need not strip metadata.
+ * a pixport error (`MODEL_TIMEOUT`, `MODEL_BAD_RESPONSE`, ...). The core checks that the result is a
+ * PNG of that size and stores it as it is (re-encoded only to stamp the test mark for test keys):
+ * one encode per cut-out, so the PNG must carry no metadata (sharp writes none unless asked).
  */
 export interface BackgroundRemover {
   /** Short name for logs (e.g. `sharp-classical`). */
