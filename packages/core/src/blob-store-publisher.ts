@@ -1,5 +1,5 @@
 import { ErrorCodes, ImagePipelineError } from "./errors.js";
-import { FILE_EXTENSIONS, type ImageFormat, MIME_TYPES } from "./image.js";
+import { blobKeyFor, type ImageFormat, MIME_TYPES } from "./image.js";
 import type { BlobStore } from "./ports/blob-store.js";
 import type { ImagePublisher } from "./ports/image-publisher.js";
 
@@ -19,9 +19,9 @@ export interface BlobStorePublisherOptions {
   cacheControl?: string;
 }
 
-/** Key of an image's public copy in the public store. */
+/** Key of an image's public copy in the public store: the same layout as its private bytes. */
 export function publicKeyFor(id: string, format: ImageFormat): string {
-  return `images/${id}.${FILE_EXTENSIONS[format]}`;
+  return blobKeyFor(id, format);
 }
 
 /**

@@ -14,6 +14,7 @@ import {
   type KeyStore,
   type Logger,
 } from "@pixport/core";
+import { publicKeyFor } from "@pixport/core/internal";
 import { ERROR_TYPE_BASE, type RequestEvent } from "@pixport/http";
 import { createExpressRouter } from "@pixport/http-express";
 import express, { type Express, type Request, type Response } from "express";
@@ -361,7 +362,7 @@ function servePublicImage(store: BlobStore, log: Logger) {
         (format) => requested === undefined || FILE_EXTENSIONS[format] === requested,
       );
       for (const format of formats) {
-        const key = `images/${id}.${FILE_EXTENSIONS[format]}`;
+        const key = publicKeyFor(id, format);
         const info = await store.stat(key);
         if (info === null) continue;
         const etag = `"${id}-${info.size}"`;
