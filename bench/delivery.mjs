@@ -69,9 +69,13 @@ const children = [];
 try {
   const source = await fixture();
   await writeFile(path.join(dir, "fixture.jpg"), source);
-  const pixport = await startChild(path.join(here, "pixport-child.mjs"), [path.join(dir, "data")], {
-    PIXPORT_BENCH_DELIVERY: JSON.stringify({ signingKeys: [SECRET], cacheBytes: 2 * 1024 ** 3 }),
-  });
+  const pixport = await startChild(
+    path.join(here, "pixport-child.mjs"),
+    [path.join(dir, "data")],
+    { PIXPORT_BENCH_DELIVERY: JSON.stringify({ signingKeys: [SECRET], cacheBytes: 2 * 1024 ** 3 }) },
+    // e.g. BENCH_PIXPORT_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the pixport side.
+    process.env.BENCH_PIXPORT_NODE_ARGS?.split(" ").filter(Boolean) ?? [],
+  );
   children.push(pixport);
   const key = /KEY (\S+)/.exec(pixport.output())[1];
   const form = new FormData();

@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import path from "node:path";
 import {
   ErrorCodes,
@@ -192,6 +193,19 @@ export function createFsImageRepository(options: FsImageRepositoryOptions): FsIm
   const recordsDirectory = path.join(root, "records");
   const changeLogPath = path.join(root, "changes.log");
   const fs: FsPromises = parsed.fs ?? defaultFs;
+  // Every read checks the change log's size, so another process's writes are seen at once. On the
+  // real filesystem that check is a synchronous stat: a few microseconds on a local disk, where the
+  // promise API's thread-pool round trip cost about 15 % of a delivered variant's CPU. (An injected
+  // `fs`, for fault tests, keeps its own stat.)
+  const statChangeLog: () => Promise<{ ino: number; size: number }> =
+    parsed.fs === undefined
+      ? async () => {
+          const info = statSync(changeLogPath, { throwIfNoEntry: false });
+          if (info === undefined)
+            throw Object.assign(new Error(`ENOENT: ${changeLogPath}`), { code: "ENOENT" });
+          return info;
+        }
+      : () => fs.stat(changeLogPath);
   const logger: Logger = parsed.logger ?? silentLogger;
   const lock = createKeyedLock();
 
@@ -265,7 +279,7 @@ export function createFsImageRepository(options: FsImageRepositoryOptions): FsIm
     if (index === undefined) return load();
     let info: { ino: number; size: number };
     try {
-      info = await fs.stat(changeLogPath);
+      info = await statChangeLog();
     } catch (error) {
       if (!isMissing(error)) throw error;
       return load();

@@ -9,6 +9,7 @@ export {
   httpHandlerOptionsSchema,
 } from "./handler.js";
 export { type MultipartLimits, type MultipartUpload, parseMultipartUpload } from "./multipart.js";
+export { createNodeListener, type NodeListenerOptions } from "./node.js";
 export {
   createOpenApiDocument,
   OPENAPI_API_VERSION,

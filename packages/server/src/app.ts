@@ -15,7 +15,7 @@ import {
   type Logger,
 } from "@pixport/core";
 import { publicKeyFor } from "@pixport/core/internal";
-import { ERROR_TYPE_BASE, type RequestEvent } from "@pixport/http";
+import { createNodeListener, ERROR_TYPE_BASE, type RequestEvent } from "@pixport/http";
 import { createExpressRouter } from "@pixport/http-express";
 import express, { type Express, type Request, type Response } from "express";
 import { defaultPublicBaseUrl, type ServerConfig } from "./config.js";
@@ -206,8 +206,20 @@ export async function startPixportServer(
   }
   app.get("/images/:file", servePublicImage(publicStore, log));
   app.head("/images/:file", servePublicImage(publicStore, log));
-  app.use(createExpressRouter(resolve(runtime.container, Tokens.HttpHandler)));
-  lifecycle.ready(app);
+  const httpHandler = resolve(runtime.container, Tokens.HttpHandler);
+  app.use(createExpressRouter(httpHandler));
+  // Delivered variants (`GET`/`HEAD /v/...`) skip Express: the same handler behind a bare node:http
+  // listener, since a cache hit is a few microseconds of work and Express's routing cost about as
+  // much again (bench/delivery.mjs). Every other path keeps the app above.
+  const variants = createNodeListener(httpHandler);
+  lifecycle.ready((request, response) => {
+    if ((request.method === "GET" || request.method === "HEAD") && request.url?.startsWith("/v/")) {
+      if (lifecycle.state() === "draining") response.setHeader("Connection", "close");
+      variants(request, response);
+      return;
+    }
+    app(request, response);
+  });
 
   let closing: Promise<void> | undefined;
   const close = () => {
