@@ -58,6 +58,11 @@ export interface WriteFileAtomicOptions {
    * @default true
    */
   syncDirectory?: boolean;
+  /**
+   * `false` skips both fsyncs (of the file and of the directory): the write stays atomic for every
+   * reader, but a power failure may lose it. For caches. @default true
+   */
+  durable?: boolean;
 }
 
 /**
@@ -88,7 +93,7 @@ export async function writeFileAtomic(
       await handle.writeFile(data);
       // fdatasync: the bytes and the size (what reading the file back needs), without a separate
       // flush of timestamps; the directory sync below makes the name durable.
-      await handle.datasync();
+      if (options.durable !== false) await handle.datasync();
     } finally {
       await handle.close();
     }
@@ -106,7 +111,7 @@ export async function writeFileAtomic(
     // The target is in place; a failure to drop the extra name only leaves work for the sweeper.
     await fs.unlink(temporary).catch(() => undefined);
   }
-  if (options.syncDirectory !== false) await syncDirectory(fs, directory);
+  if (options.syncDirectory !== false && options.durable !== false) await syncDirectory(fs, directory);
 }
 
 /**

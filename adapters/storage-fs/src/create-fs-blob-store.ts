@@ -250,7 +250,8 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
   return {
     root,
 
-    async put(key, data, metadata) {
+    async put(key, data, metadata, options = {}) {
+      const durable = options.durable !== false;
       checkKey(key);
       // Copy now: the caller may reuse its buffer while the write is in flight.
       const bytes = Buffer.from(data);
@@ -281,9 +282,9 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
             // Sidecar first: a crash between the two writes leaves a sidecar without bytes
             // (invisible), never bytes with the wrong metadata. One directory sync after both
             // renames makes both names durable.
-            await writeFileAtomic(fs, sidecarPath, sidecar, { syncDirectory: false });
+            await writeFileAtomic(fs, sidecarPath, sidecar, { syncDirectory: false, durable });
           }
-          await writeFileAtomic(fs, path.join(resolved, name), bytes);
+          await writeFileAtomic(fs, path.join(resolved, name), bytes, { durable });
         });
       } catch (error) {
         const code = errorCode(error);

@@ -52,8 +52,8 @@ export function createCachingBlobStore(store: BlobStore, options: CachingBlobSto
   };
 
   return {
-    async put(key, data, metadata) {
-      await store.put(key, data, metadata);
+    async put(key, data, metadata, options) {
+      await store.put(key, data, metadata, options);
       remember(key, data);
     },
     async get(key) {

@@ -602,7 +602,8 @@ export function createBlobVariantCache(
     },
     async put(imageId, key, variant) {
       const name = blobKey(imageId, key);
-      await store.put(name, variant.data, { contentType: variant.contentType });
+      // A cache: all-or-nothing is needed, durability is not (a lost variant is made again).
+      await store.put(name, variant.data, { contentType: variant.contentType }, { durable: false });
       await touch(name, variant.data.byteLength);
       keepHot(name, variant.data);
     },

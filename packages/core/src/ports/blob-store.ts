@@ -29,7 +29,12 @@ export interface BlobInfo extends BlobMetadata {
  * - Outages and throttling throw `ImagePipelineError` with code `STORAGE_UNAVAILABLE`.
  */
 export interface BlobStore {
-  put(key: string, data: Uint8Array, metadata: BlobMetadata): Promise<void>;
+  /**
+   * `options.durable: false` lets a store skip what makes the write survive a power failure
+   * (fsyncs): the value is still all-or-nothing, but a crash may lose it. For caches, whose
+   * content can be made again (the variant cache); stores that are always durable ignore it.
+   */
+  put(key: string, data: Uint8Array, metadata: BlobMetadata, options?: { durable?: boolean }): Promise<void>;
   get(key: string): Promise<Uint8Array | null>;
   stat(key: string): Promise<BlobInfo | null>;
   delete(key: string): Promise<void>;

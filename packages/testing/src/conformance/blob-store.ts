@@ -162,6 +162,20 @@ export function describeBlobStoreConformance(options: BlobStoreConformanceOption
         expect(Buffer.from(read ?? new Uint8Array()).equals(Buffer.from(data))).toBe(true);
       });
 
+      it("stores a cache write (durable: false) with the same read-after-write and overwrite", async () => {
+        const { store } = context;
+        const first = new Uint8Array(randomBytes(64 * 1024));
+        const second = new Uint8Array(randomBytes(32 * 1024));
+        await store.put("cache/v.jpg", first, { contentType: "image/jpeg" }, { durable: false });
+        expect(Buffer.from((await store.get("cache/v.jpg")) ?? []).equals(Buffer.from(first))).toBe(true);
+        await store.put("cache/v.jpg", second, { contentType: "image/jpeg" }, { durable: false });
+        expect(Buffer.from((await store.get("cache/v.jpg")) ?? []).equals(Buffer.from(second))).toBe(true);
+        expect(await store.stat("cache/v.jpg")).toEqual({
+          size: second.byteLength,
+          contentType: "image/jpeg",
+        });
+      });
+
       it("stores an empty blob", async () => {
         const { store } = context;
         await store.put("empty.bin", new Uint8Array(), { contentType: "application/octet-stream" });
