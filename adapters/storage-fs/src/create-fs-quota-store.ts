@@ -175,6 +175,8 @@ export function createFsQuotaStore(options: FsQuotaStoreOptions): FsQuotaStore {
   // keeps two fsyncs off every billed request of a paying account. A crash loses at most that
   // window of such counts; capped (trial) reservations are always written before they are granted.
   const pending = new Map<string, { accountId: string; period: string; units: number }>();
+  /** The last count this store read or wrote per counter file (uncapped reservations only). */
+  const known = new Map<string, number>();
   let flushing: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
   const flush = async (): Promise<void> => {
@@ -187,7 +189,9 @@ export function createFsQuotaStore(options: FsQuotaStoreOptions): FsQuotaStore {
         const file = fileOf(accountId, period);
         return locked(file, async () => {
           const used = await read(file);
-          await writeFileAtomic(fs, file, JSON.stringify({ used: Math.max(0, used + units) }));
+          const written = Math.max(0, used + units);
+          await writeFileAtomic(fs, file, JSON.stringify({ used: written }));
+          known.set(file, written);
         }).catch((error: unknown) => {
           // Keep the units for the next flush rather than lose them.
           const key = `${accountId}\u0000${period}`;
@@ -229,8 +233,16 @@ export function createFsQuotaStore(options: FsQuotaStoreOptions): FsQuotaStore {
       const file = fileOf(accountId, period);
       if (limit >= Number.MAX_SAFE_INTEGER) {
         return translated("reserving quota", async () => {
-          const used = (await read(file)) + addPending(accountId, period, units);
-          return { granted: true, used, limit };
+          // The count on disk is read once per counter and then known from this store's own
+          // flushes (another process's counts show after its flush and ours): an uncapped
+          // reservation is never refused, so `used` is for display, and a read per call (a
+          // delivered variant's counter) cost more than the call itself.
+          let base = known.get(file);
+          if (base === undefined) {
+            base = await read(file);
+            known.set(file, base);
+          }
+          return { granted: true, used: base + addPending(accountId, period, units), limit };
         });
       }
       return translated("reserving quota", () =>
@@ -238,6 +250,7 @@ export function createFsQuotaStore(options: FsQuotaStoreOptions): FsQuotaStore {
           const used = await read(file);
           if (used + units > limit) return { granted: false, used, limit };
           await writeFileAtomic(fs, file, JSON.stringify({ used: used + units }));
+          known.set(file, used + units);
           return { granted: true, used: used + units, limit };
         }),
       );
@@ -252,6 +265,7 @@ export function createFsQuotaStore(options: FsQuotaStoreOptions): FsQuotaStore {
         locked(file, async () => {
           const used = await read(file);
           await writeFileAtomic(fs, file, JSON.stringify({ used: Math.max(0, used - units) }));
+          known.set(file, Math.max(0, used - units));
         }),
       );
     },

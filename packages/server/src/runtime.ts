@@ -49,10 +49,10 @@ import {
   createFsKeyStore,
   createFsQuotaStore,
 } from "@pixport/storage-fs";
-import { createVariantSigner } from "@pixport/url-signer";
 import { createOpenAiModels } from "@pixport/vision-openai";
 import { Redis } from "ioredis";
 import type { ServerConfig } from "./config.js";
+import { createNodeVariantSigner } from "./node-signer.js";
 import { type Instrumentation, instrumentCodec, instrumentModels } from "./observability.js";
 
 /** Data directory layout of the embedded deployment. */
@@ -263,7 +263,7 @@ export async function createPixportRuntime(
       config.delivery.signingKeys.length > 0
         ? config.delivery.signingKeys
         : [await localSigningKey(config.dataDir)];
-    give(Tokens.VariantSigner, () => createVariantSigner(keys));
+    give(Tokens.VariantSigner, () => createNodeVariantSigner(keys));
   }
   give(Tokens.HttpOptions, () => ({
     publicBaseUrl: config.publicBaseUrl,
