@@ -82,7 +82,7 @@ describe("createNodeListener", () => {
       await pending;
       await aborted;
       expect(signal?.aborted).toBe(true);
-      expect((signal?.reason as Error).name).toBe("AbortError");
+      expect(signal?.reason).toMatchObject({ name: "AbortError" });
     } finally {
       server.close();
     }
