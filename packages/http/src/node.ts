@@ -17,7 +17,7 @@ export interface NodeListenerOptions {
  * The neutral handler as a `node:http` request listener, with no framework in between: the raw
  * request body is streamed to the handler, the client's disconnect aborts the work
  * (`clientGoneSignal`), and the answer is written with one `writeHead`/`end`. An error the handler
- * did not answer itself (a bug) is a generic contract 500.
+ * did not answer itself (a bug) is a generic 500 in the contract's error shape.
  *
  * @example
  * ```ts
