@@ -429,23 +429,37 @@ async function loadMark(codec: ImageCodec, file: string) {
  * restarts. Several nodes must share configured keys instead.
  */
 async function localSigningKey(dataDir: string): Promise<string> {
-  const { readFile, writeFile, mkdir } = await import("node:fs/promises");
+  const { readFile, writeFile, mkdir, link, rename, unlink } = await import("node:fs/promises");
   const { randomBytes } = await import("node:crypto");
   const path = `${dataDir}/delivery-signing-key`;
-  try {
-    const existing = (await readFile(path, "utf8")).trim();
-    if (existing.length >= 16) return existing;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-  }
+  const read = async () => {
+    try {
+      return (await readFile(path, "utf8")).trim();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return "";
+      throw error;
+    }
+  };
+  const existing = await read();
+  if (existing.length >= 16) return existing;
   await mkdir(dataDir, { recursive: true });
-  const key = randomBytes(32).toString("base64url");
+  // The key goes into a temp file first and is then linked to its name, so the file never exists
+  // without its key: another process starting at the same moment reads a complete key or none
+  // (creating the file and then writing into it let a second process read it empty).
+  const temporary = `${path}.${process.pid}.${randomBytes(6).toString("hex")}~tmp`;
+  await writeFile(temporary, `${randomBytes(32).toString("base64url")}\n`, { mode: 0o600, flag: "wx" });
   try {
-    await writeFile(path, `${key}\n`, { mode: 0o600, flag: "wx" });
-    return key;
-  } catch (error) {
-    // Another process made it first: use theirs.
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") return (await readFile(path, "utf8")).trim();
-    throw error;
+    if (existing.length > 0) {
+      // A damaged key file (shorter than any key pixport writes) is replaced.
+      await rename(temporary, path);
+    } else {
+      await link(temporary, path).catch((error: unknown) => {
+        // Another process made it first: its key is the one read below.
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      });
+    }
+  } finally {
+    await unlink(temporary).catch(() => undefined);
   }
+  return read();
 }
