@@ -8,8 +8,10 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   target: "node20",
-  // The inference worker is plain CommonJS loaded by URL next to the entry (src/ or dist/).
+  // The inference process and its model preparation are plain CommonJS, forked by path next to
+  // the entry (src/ or dist/).
   onSuccess: async () => {
-    await copyFile("src/inference-worker.cjs", "dist/inference-worker.cjs");
+    for (const file of ["inference-process.cjs", "float16-widening.cjs"])
+      await copyFile(`src/${file}`, `dist/${file}`);
   },
 });

@@ -1,6 +1,9 @@
+import { type ChildProcess, fork } from "node:child_process";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { availableParallelism } from "node:os";
-import { Worker } from "node:worker_threads";
+import { availableParallelism, tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { cutoutPng, openRequestImage, type RequestImage } from "@pixport/background-sharp";
 import type { BackgroundRemovalOptions, BackgroundRemovalRequest, BackgroundRemover } from "@pixport/core";
 import { ErrorCodes, ImagePipelineError, parseOptions } from "@pixport/core";
@@ -38,12 +41,13 @@ export interface OnnxBackgroundRemoverOptions extends Partial<OnnxModelPreset> {
   /** Decoder pixel limit (the deployment's `maxInputPixels`). @default 100_000_000 */
   maxInputPixels?: number;
   /**
-   * onnxruntime's CPU memory arena. On (the default), the activations of one inference (about
-   * 1 GB for IS-Net at 1024 x 1024) stay reserved between calls and are reused: measured 1.3 to
-   * 1.5 s per IS-Net inference on 2 cores, peak RSS about 1.5 GB, which stays resident. Off, every
-   * inference maps fresh memory and faults it in page by page: 3.0 to 3.4 s per inference, peak
-   * about 1.25 GB, about 0.75 GB resident between calls. Turn it off for a host short of memory
-   * that removes backgrounds rarely. @default true
+   * onnxruntime's CPU memory arena. Inference runs in a child process whose malloc asks for
+   * transparent huge pages (glibc 2.35 or later); there, without the arena, every inference maps
+   * its activations afresh at the arena's speed and gives them back after: measured on IS-Net at
+   * 1024 x 1024 on 2 cores, 1.3 s per inference and a 0.94 GB peak, against 1.5 s and 1.13 GB with
+   * the arena (which keeps its memory reserved between calls). Without huge pages (other C
+   * libraries), arena-less inference faults its memory in page by page and takes twice as long, so
+   * the arena is on there. @default false with glibc 2.35 or later, else true
    */
   memoryArena?: boolean;
   /**
@@ -196,24 +200,112 @@ interface MaskMap {
   height: number;
 }
 
-const WORKER_URL = new URL("./inference-worker.cjs", import.meta.url);
+const PROCESS_PATH = fileURLToPath(new URL("./inference-process.cjs", import.meta.url));
 const RUNTIME_PATH = createRequire(import.meta.url).resolve("onnxruntime-node");
+const TEMP_PREFIX = "pixport-onnx-";
 
-/** One worker thread holding one session. */
+/** glibc 2.35 or later, whose malloc can ask for transparent huge pages (`glibc.malloc.hugetlb`). */
+function hugePageMalloc(): boolean {
+  const header = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)
+    ?.header;
+  const [major, minor] = (header?.glibcVersionRuntime ?? "0.0").split(".").map(Number);
+  return (major ?? 0) > 2 || ((major ?? 0) === 2 && (minor ?? 0) >= 35);
+}
+
+/** The environment of an inference process: the host's, with huge pages for malloc. */
+function processEnv(): NodeJS.ProcessEnv {
+  const tunables = process.env.GLIBC_TUNABLES;
+  if (tunables?.includes("glibc.malloc.hugetlb=")) return process.env;
+  return {
+    ...process.env,
+    GLIBC_TUNABLES: tunables ? `${tunables}:glibc.malloc.hugetlb=1` : "glibc.malloc.hugetlb=1",
+  };
+}
+
+function forkInference(): ChildProcess {
+  return fork(PROCESS_PATH, [], {
+    serialization: "advanced",
+    env: processEnv(),
+    // No inspector or loader flags of the host (a debugger port would clash); stdout unused.
+    execArgv: [],
+    stdio: ["ignore", "ignore", "inherit", "ipc"],
+  });
+}
+
+/** Replies on an inference process's channel that end its start, or why it ended. */
+function firstReply<T>(child: ChildProcess, what: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onExit = (code: number | null, signal: string | null) =>
+      reject(new Error(`The ${what} process exited (${signal ?? `code ${code}`}).`));
+    child.once("message", (reply: T) => {
+      child.off("exit", onExit);
+      resolve(reply);
+    });
+    child.once("error", reject);
+    child.once("exit", onExit);
+  });
+}
+
+/**
+ * Widens float16 tensors and optimises the graph in a short-lived process, writing the model the
+ * inference processes load: the optimiser's transient memory (about 0.25 GB for IS-Net) never
+ * reaches them. Answers the prepared model's path inside a new private temporary directory.
+ */
+async function prepareModel(
+  model: string | Uint8Array,
+  sessionOptions: InferenceSession.SessionOptions,
+): Promise<{ directory: string; file: string }> {
+  await sweepTemporaryDirectories();
+  const directory = await mkdtemp(path.join(tmpdir(), `${TEMP_PREFIX}${process.pid}-`));
+  const file = path.join(directory, "model.onnx");
+  const child = forkInference();
+  try {
+    const reply = firstReply<{ type: string; message?: string }>(child, "model preparation");
+    child.send({ type: "prepare", runtimePath: RUNTIME_PATH, model, target: file, sessionOptions });
+    const answer = await reply;
+    if (answer.type !== "prepared") throw new Error(answer.message ?? "the model could not be prepared");
+    return { directory, file };
+  } catch (error) {
+    await rm(directory, { recursive: true, force: true });
+    throw error;
+  } finally {
+    child.kill("SIGKILL");
+  }
+}
+
+/** Removes prepared models left by processes that no longer run (a crash skips `close()`). */
+async function sweepTemporaryDirectories(): Promise<void> {
+  const entries = await readdir(tmpdir()).catch(() => [] as string[]);
+  await Promise.all(
+    entries.map(async (name) => {
+      if (!name.startsWith(TEMP_PREFIX)) return;
+      const pid = Number(name.slice(TEMP_PREFIX.length).split("-")[0]);
+      if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return;
+      try {
+        process.kill(pid, 0);
+        return; // still running
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ESRCH") return;
+      }
+      await rm(path.join(tmpdir(), name), { recursive: true, force: true });
+    }),
+  );
+}
+
+/** One inference process holding one session. */
 class InferenceWorker {
   readonly ready: Promise<Extract<WorkerReply, { type: "ready" }>>;
-  private readonly worker: Worker;
+  private readonly child: ChildProcess;
   private readonly pending = new Map<number, { resolve(map: MaskMap): void; reject(error: Error): void }>();
   private nextId = 0;
   private exited = false;
 
-  constructor(model: string | Uint8Array, sessionOptions: InferenceSession.SessionOptions) {
-    this.worker = new Worker(WORKER_URL, {
-      workerData: { runtimePath: RUNTIME_PATH, model, sessionOptions },
-    });
-    this.worker.unref();
+  constructor(model: string, sessionOptions: InferenceSession.SessionOptions) {
+    this.child = forkInference();
+    this.child.unref();
+    (this.child.channel as { unref?(): void } | undefined)?.unref?.();
     this.ready = new Promise((resolve, reject) => {
-      this.worker.on("message", (reply: WorkerReply) => {
+      this.child.on("message", (reply: WorkerReply) => {
         if ("type" in reply) {
           if (reply.type === "ready") resolve(reply);
           else reject(new Error(reply.message));
@@ -236,33 +328,50 @@ class InferenceWorker {
         for (const job of this.pending.values()) job.reject(error);
         this.pending.clear();
       };
-      this.worker.on("error", (error) =>
+      this.child.on("error", (error) =>
         fail(
-          new ImagePipelineError(ErrorCodes.MODEL_UNAVAILABLE, `The model worker failed: ${error.message}`),
+          new ImagePipelineError(ErrorCodes.MODEL_UNAVAILABLE, `The model process failed: ${error.message}`),
         ),
       );
-      this.worker.on("exit", (code) =>
-        fail(new ImagePipelineError(ErrorCodes.MODEL_UNAVAILABLE, `The model worker exited (code ${code}).`)),
+      this.child.on("exit", (code, signal) =>
+        fail(
+          new ImagePipelineError(
+            ErrorCodes.MODEL_UNAVAILABLE,
+            `The model process exited (${signal ?? `code ${code}`}).`,
+          ),
+        ),
       );
     });
     this.ready.catch(() => {});
+    this.child.send({ type: "load", runtimePath: RUNTIME_PATH, model, sessionOptions });
   }
 
   get alive(): boolean {
     return !this.exited;
   }
 
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
   run(rgb: Uint8Array, settings: ResolvedSettings): Promise<MaskMap> {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, rgb, settings }, [rgb.buffer as ArrayBuffer]);
+      this.child.send({ id, rgb, settings });
     });
   }
 
+  /** Stops the process at once, an inference in progress with it. */
   async terminate(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) {
+      this.exited = true;
+      return;
+    }
+    const exited = new Promise<void>((resolve) => this.child.once("exit", () => resolve()));
     this.exited = true;
-    await this.worker.terminate();
+    this.child.kill("SIGKILL");
+    await exited;
   }
 }
 
@@ -324,10 +433,7 @@ class WorkerPool {
     if (this.closed && this.busy === 0) this.drained?.();
   }
 
-  /**
-   * Refuses waiting calls, lets inferences in flight finish, then stops every worker (a worker is
-   * only terminated outside onnxruntime's native code: terminating it inside aborts the process).
-   */
+  /** Refuses waiting calls, lets inferences in flight finish, then stops every process. */
   async close(): Promise<void> {
     this.closed = true;
     for (const waiter of this.waiting.splice(0)) waiter.refuse(closedError());
@@ -353,12 +459,21 @@ function closedError(): ImagePipelineError {
  * Loads and checks the model once: a missing file, an unreadable model or shapes that do not fit
  * reject with `INVALID_CONFIGURATION`, so a deployment fails at start, not on the first request.
  *
- * Inference runs in worker threads (one session each, `concurrency` of them): onnxruntime-node's
- * `run()` holds its thread for the whole inference, which on the main thread would stall every
- * other request. A call past `timeoutMs` rejects with `MODEL_TIMEOUT` at once; an inference that
- * already started cannot be interrupted (terminating a worker inside onnxruntime aborts the whole
- * process), so it finishes and keeps its worker meanwhile: the work in flight stays bounded by
- * `concurrency`. `close()` waits for inferences in flight, then stops the workers.
+ * Inference runs in child processes (one session each, `concurrency` of them, forked from this
+ * package's `inference-process.cjs`): onnxruntime-node's `run()` holds its thread for the whole
+ * inference and cannot be interrupted, and a process can be stopped for real. A call past
+ * `timeoutMs`, or whose signal aborts, rejects at once (`MODEL_TIMEOUT`, or the signal's reason)
+ * and its inference, if it started, is killed with its process, which is replaced for the next
+ * call (loading a prepared model takes about a second). `close()` refuses new calls, waits for
+ * the inferences in flight, then stops the processes and removes the prepared model.
+ *
+ * At creation the model is prepared once in a short-lived process: float16 tensors are widened to
+ * float32 (onnxruntime's CPU provider has no float16 kernels for most layers and would cast around
+ * each one) and the graph is optimised at onnxruntime's highest level for this CPU, then saved in
+ * a private temporary directory that the inference processes load. Session options, measured on
+ * IS-Net (fp16 weights) at 1024 x 1024 on 2 cores, as `node bench/background.mjs` prints them:
+ * `intraOpNumThreads` = `threads`, one inter-op thread, the memory pattern off (with the arena it
+ * raised the peak to 2.3 GB at the same speed), the arena as `memoryArena` says.
  *
  * Per call: the image is decoded with EXIF orientation, flattened on white if it has alpha,
  * stretched to the model's input size (the families are trained on stretched, not letterboxed,
@@ -389,20 +504,29 @@ export async function createOnnxBackgroundRemover(
     intraOpNumThreads: threads,
     interOpNumThreads: 1,
     executionProviders: ["cpu"],
-    graphOptimizationLevel: "all",
-    // See `memoryArena`. The memory pattern (pre-planned activation blocks) is off: with the arena
-    // it raised the peak from 1.5 GB to 2.3 GB at the same speed.
-    enableCpuMemArena: options.memoryArena ?? true,
+    enableCpuMemArena: options.memoryArena ?? !hugePageMalloc(),
     enableMemPattern: false,
+    // Warnings only (onnxruntime warns that an optimised model is specific to this CPU).
+    logSeverityLevel: 3,
   };
-  const spawn = () => new InferenceWorker(options.model, sessionOptions);
+  const source = typeof options.model === "string" ? `"${options.model}"` : "the given bytes";
+  let prepared: { directory: string; file: string };
+  try {
+    prepared = await prepareModel(options.model, sessionOptions);
+  } catch (error) {
+    throw invalidConfig(`Could not load the ONNX model from ${source}: ${(error as Error).message}`, error);
+  }
+  // The prepared model is already optimised for this CPU.
+  const loadOptions = { ...sessionOptions, graphOptimizationLevel: "disabled" } as const;
+  const spawn = () => new InferenceWorker(prepared.file, loadOptions);
+  const removePrepared = () => rm(prepared.directory, { recursive: true, force: true });
   const first = spawn();
   let metadata: Awaited<InferenceWorker["ready"]>;
   try {
     metadata = await first.ready;
   } catch (error) {
     await first.terminate();
-    const source = typeof options.model === "string" ? `"${options.model}"` : "the given bytes";
+    await removePrepared();
     throw invalidConfig(`Could not load the ONNX model from ${source}: ${(error as Error).message}`, error);
   }
   let settings: ResolvedSettings;
@@ -410,6 +534,7 @@ export async function createOnnxBackgroundRemover(
     settings = resolveSettings(metadata, options);
   } catch (error) {
     await first.terminate();
+    await removePrepared();
     throw error;
   }
   const pool = new WorkerPool(concurrency, spawn, first);
@@ -449,12 +574,18 @@ export async function createOnnxBackgroundRemover(
       let slot: ReturnType<WorkerPool["acquire"]> | undefined;
       let timer: NodeJS.Timeout | undefined;
       let onAbort: (() => void) | undefined;
-      // Set once the caller stopped waiting (deadline or abort): no inference starts after that.
+      // Set once the caller stopped waiting (deadline or abort): no inference starts after that,
+      // and one that is running is killed with its process.
       let gaveUp = false;
+      let running: InferenceWorker | undefined;
+      const giveUp = () => {
+        gaveUp = true;
+        slot?.cancel();
+        void running?.terminate();
+      };
       const stop = new Promise<never>((_resolve, reject) => {
         timer = setTimeout(() => {
-          gaveUp = true;
-          slot?.cancel();
+          giveUp();
           reject(
             new ImagePipelineError(
               ErrorCodes.MODEL_TIMEOUT,
@@ -466,9 +597,7 @@ export async function createOnnxBackgroundRemover(
           );
         }, timeoutMs);
         onAbort = () => {
-          // A waiting call leaves the queue; a running inference finishes (its worker is reused).
-          gaveUp = true;
-          slot?.cancel();
+          giveUp();
           reject(signal?.reason);
         };
         signal?.addEventListener("abort", onAbort, { once: true });
@@ -490,8 +619,10 @@ export async function createOnnxBackgroundRemover(
               `The model did not load: ${error.message}`,
             );
           });
+          running = worker;
           map = await worker.run(prepared.rgb, settings);
         } finally {
+          running = undefined;
           pool.release(worker);
         }
         signal?.throwIfAborted();
@@ -509,6 +640,7 @@ export async function createOnnxBackgroundRemover(
       if (closed) return;
       closed = true;
       await pool.close();
+      await removePrepared();
     },
   };
 }

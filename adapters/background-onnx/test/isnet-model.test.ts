@@ -1,3 +1,7 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { createSharpBackgroundRemover } from "@pixport/background-sharp";
 import { ErrorCodes, isImagePipelineError } from "@pixport/core";
 import {
@@ -13,6 +17,57 @@ import { createOnnxBackgroundRemover, type OnnxBackgroundRemover } from "../src/
 // A real segmentation model: IS-Net (fp16 weights) as IMG.LY ships it in the AGPL-licensed
 // @imgly/background-removal-data package, a devDependency reassembled offline from its chunks.
 // About 1 s per call on 2 cores, whatever the image size (the model sees 1024 x 1024).
+
+/** Inference processes forked by this test process. */
+function inferenceProcesses(): number[] {
+  return readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      try {
+        const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+        const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+        return (
+          ppid === process.pid &&
+          readFileSync(`/proc/${name}/cmdline`, "utf8").includes("inference-process.cjs")
+        );
+      } catch {
+        return false; // exited meanwhile
+      }
+    })
+    .map(Number);
+}
+
+/** CPU time (user + system) a running process has used, in ms. */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks of 10 ms
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    const state = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return state.slice(state.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+async function waitFor(check: () => boolean, what: string): Promise<void> {
+  const until = Date.now() + 10_000;
+  while (!check()) {
+    if (Date.now() > until) throw new Error(`Timed out waiting for ${what}.`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** A pid no process has now (a finished child's). */
+function deadPid(): number {
+  const child = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], {
+    encoding: "utf8",
+  });
+  return Number(child.stdout);
+}
 
 const request = async (fixture: MaskFixture) => ({
   image: await fixture.render(),
@@ -84,13 +139,52 @@ describe("background-onnx on IS-Net", () => {
       expect(isImagePipelineError(error) && error.code).toBe(ErrorCodes.MODEL_TIMEOUT);
       expect((error as { retryAfterSeconds?: number }).retryAfterSeconds).toBe(1);
     }
-    // close() waits for the inference still in flight, then stops the worker.
+    // close() waits for anything still in flight, then stops the processes.
     await hurried.close();
     const closed = await hurried.remove(input).catch((reason: unknown) => reason);
     expect(isImagePipelineError(closed) && closed.code).toBe(ErrorCodes.MODEL_UNAVAILABLE);
   });
 
-  it("keeps the event loop free while the model runs (inference is in a worker thread)", {
+  it("kills an inference whose caller gave up, with its process, and serves the next call from a new one", {
+    timeout: 60_000,
+  }, async () => {
+    const fixture = EASY_BACKGROUND_FIXTURES[0]!;
+    const input = await request(fixture);
+    const [before] = inferenceProcesses();
+    expect(before, "one inference process").toBeDefined();
+    const controller = new AbortController();
+    const call = remover.remove(input, { signal: controller.signal }).catch((reason: unknown) => reason);
+    // Abort once the inference is surely running: its process has used 300 ms of CPU.
+    const startTicks = cpuMs(before!);
+    while (cpuMs(before!) - startTicks < 300) await new Promise((resolve) => setTimeout(resolve, 20));
+    controller.abort(new Error("client went away"));
+    expect(String(await call)).toContain("client went away");
+    await waitFor(() => !isRunning(before!), "the inference process to exit");
+    const iou = await alphaMaskIoU(await remover.remove(input), fixture);
+    expect(iou).toBeGreaterThanOrEqual(0.95);
+    const after = inferenceProcesses();
+    expect(after).toHaveLength(1);
+    expect(after[0]).not.toBe(before);
+  });
+
+  it("removes its prepared model on close, and a crashed owner's at the next start", {
+    timeout: 60_000,
+  }, async () => {
+    const prepared = () =>
+      readdirSync(tmpdir()).filter((name) => name.startsWith(`pixport-onnx-${process.pid}-`)).length;
+    const count = prepared();
+    const second = await createOnnxBackgroundRemover({ model: imglyIsnetModelPath("medium") });
+    expect(prepared()).toBe(count + 1);
+    await second.close();
+    expect(prepared()).toBe(count);
+    // A directory named after a process that no longer runs is swept by the next remover.
+    const orphan = mkdtempSync(path.join(tmpdir(), `pixport-onnx-${deadPid()}-`));
+    const third = await createOnnxBackgroundRemover({ model: imglyIsnetModelPath("medium") });
+    await third.close();
+    expect(existsSync(orphan)).toBe(false);
+  });
+
+  it("keeps the event loop free while the model runs (inference is in a child process)", {
     timeout: 60_000,
   }, async () => {
     const input = await request(EASY_BACKGROUND_FIXTURES[2]!);

@@ -122,3 +122,42 @@ export function channelModel(options: ChannelModelOptions): Uint8Array {
   });
   return model.finish();
 }
+
+const FLOAT16 = 10;
+
+/**
+ * A float16 model whose output shows float16 rounding: `y = float(concat(half(x), half(0.5)))`.
+ * Concat has a float16 kernel on the CPU, so the values travel as float16: x = 2049 comes out as
+ * 2048 (float16 steps by 2 there); widened to float32, as 2049. One float16 initializer, two casts
+ * to widen (the other names float32) and a float16 value_info.
+ */
+export function float16RoundingModel(): Uint8Array {
+  const model = new Writer();
+  model.int(1, 8);
+  model.message(8, (opset) => opset.string(1, "").int(2, 13));
+  const cast = (graph: Writer, input: string, output: string, to: number) =>
+    graph.message(1, (node) => {
+      node.string(1, input).string(2, output).string(3, `cast_${output}`).string(4, "Cast");
+      node.message(5, (attribute) => attribute.string(1, "to").int(3, to).int(20, 2)); // type INT
+    });
+  model.message(7, (graph) => {
+    cast(graph, "x", "x16", FLOAT16);
+    graph.message(1, (node) => {
+      node.string(1, "x16").string(1, "half16").string(2, "both16").string(4, "Concat");
+      node.message(5, (attribute) => attribute.string(1, "axis").int(3, 0).int(20, 2));
+    });
+    cast(graph, "both16", "y", FLOAT);
+    graph.string(2, "float16-rounding");
+    graph.message(5, (tensor) => {
+      tensor.int(1, 1).int(2, FLOAT16).string(8, "half16");
+      tensor.bytesField(9, Uint8Array.from([0x00, 0x38])); // 0.5 as float16 (0x3800), little-endian
+    });
+    valueInfo(graph, 11, "x", [1]);
+    valueInfo(graph, 12, "y", [2]);
+    graph.message(13, (info) => {
+      info.string(1, "x16");
+      info.message(2, (type) => type.message(1, (tensor) => tensor.int(1, FLOAT16)));
+    });
+  });
+  return model.finish();
+}
