@@ -4,7 +4,13 @@ import { createRequire } from "node:module";
 import { availableParallelism, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { cutoutPng, openRequestImage, type RequestImage } from "@pixport/background-sharp";
+import {
+  type CutoutPixels,
+  cutoutPng,
+  decodeCutoutPixels,
+  openRequestImage,
+  type RequestImage,
+} from "@pixport/background-sharp";
 import type { BackgroundRemovalOptions, BackgroundRemovalRequest, BackgroundRemover } from "@pixport/core";
 import { ErrorCodes, ImagePipelineError, parseOptions } from "@pixport/core";
 import type { InferenceSession } from "onnxruntime-node";
@@ -302,8 +308,6 @@ class InferenceWorker {
 
   constructor(model: string, sessionOptions: InferenceSession.SessionOptions) {
     this.child = forkInference();
-    this.child.unref();
-    (this.child.channel as { unref?(): void } | undefined)?.unref?.();
     this.ready = new Promise((resolve, reject) => {
       this.child.on("message", (reply: WorkerReply) => {
         if ("type" in reply) {
@@ -342,8 +346,19 @@ class InferenceWorker {
         ),
       );
     });
-    this.ready.catch(() => {});
+    // Referenced (keeps the host's event loop alive) only while it loads or has jobs.
+    this.ready.then(
+      () => this.settle(),
+      () => {},
+    );
     this.child.send({ type: "load", runtimePath: RUNTIME_PATH, model, sessionOptions });
+  }
+
+  /** Lets the host exit while this process is idle. */
+  private settle(): void {
+    if (this.pending.size > 0) return;
+    this.child.unref();
+    (this.child.channel as { unref?(): void } | undefined)?.unref?.();
   }
 
   get alive(): boolean {
@@ -356,10 +371,13 @@ class InferenceWorker {
 
   run(rgb: Uint8Array, settings: ResolvedSettings): Promise<MaskMap> {
     const id = this.nextId++;
-    return new Promise((resolve, reject) => {
+    this.child.ref();
+    (this.child.channel as { ref?(): void } | undefined)?.ref?.();
+    const result = new Promise<MaskMap>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       this.child.send({ id, rgb, settings });
     });
+    return result.finally(() => this.settle());
   }
 
   /** Stops the process at once, an inference in progress with it. */
@@ -369,6 +387,7 @@ class InferenceWorker {
       return;
     }
     const exited = new Promise<void>((resolve) => this.child.once("exit", () => resolve()));
+    this.child.ref(); // until it is gone
     this.exited = true;
     this.child.kill("SIGKILL");
     await exited;
@@ -555,13 +574,17 @@ export async function createOnnxBackgroundRemover(
   }
 
   /** Scales the mask to the image and joins it to the original pixels as alpha, as a PNG. */
-  async function compose(image: RequestImage, map: MaskMap): Promise<Uint8Array> {
+  async function compose(
+    image: RequestImage,
+    map: MaskMap,
+    pixels: Promise<CutoutPixels>,
+  ): Promise<Uint8Array> {
     const alpha = await sharp(map.mask, { raw: { width: map.width, height: map.height, channels: 1 } })
       .resize(image.width, image.height, { fit: "fill", kernel: "linear" })
       .extractChannel(0)
       .raw()
       .toBuffer();
-    return cutoutPng(image, alpha);
+    return cutoutPng(image, alpha, pixels);
   }
 
   return {
@@ -609,6 +632,7 @@ export async function createOnnxBackgroundRemover(
         slot = pool.acquire();
         const worker = await slot.worker;
         let map: MaskMap;
+        let pixels: Promise<CutoutPixels> | undefined;
         try {
           if (closed) throw closedError();
           // The caller already has its MODEL_TIMEOUT or abort: this value is never seen.
@@ -620,13 +644,16 @@ export async function createOnnxBackgroundRemover(
             );
           });
           running = worker;
+          // The full-size pixels the mask is joined to are decoded while the model runs.
+          pixels = decodeCutoutPixels(prepared.image);
+          pixels.catch(() => {});
           map = await worker.run(prepared.rgb, settings);
         } finally {
           running = undefined;
           pool.release(worker);
         }
         signal?.throwIfAborted();
-        return compose(prepared.image, map);
+        return compose(prepared.image, map, pixels ?? decodeCutoutPixels(prepared.image));
       })();
       work.catch(() => {});
       try {

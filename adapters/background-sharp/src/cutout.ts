@@ -45,20 +45,47 @@ export async function openRequestImage(
   return { source, width, height, hasAlpha: meta.hasAlpha === true };
 }
 
+/** The image's own pixels for {@link cutoutPng}: sRGB, with alpha only where it has alpha. */
+export interface CutoutPixels {
+  data: Buffer;
+  channels: 3 | 4;
+}
+
+/**
+ * Decodes the pixels {@link cutoutPng} joins the mask to. A remover can start it while its model
+ * runs and hand the promise to `cutoutPng`, so the decode costs no time of its own.
+ */
+export async function decodeCutoutPixels(image: RequestImage): Promise<CutoutPixels> {
+  const source = image.source().toColourspace("srgb");
+  if (image.hasAlpha) return { data: await source.ensureAlpha().raw().toBuffer(), channels: 4 };
+  return { data: await source.removeAlpha().raw().toBuffer(), channels: 3 };
+}
+
 /**
  * The last step: `alpha` (one byte per pixel at the image's size) joined to the image's own RGB as
- * an RGBA PNG. Where the image already had alpha the result is never more opaque than it was.
+ * an RGBA PNG. Where the image already had alpha the result is never more opaque than it was (the
+ * lower of the two alphas, per pixel); an opaque image gets `alpha` as it is, joined by libvips.
+ * `pixels` is the image's {@link decodeCutoutPixels}, when the caller started it already.
  */
-export async function cutoutPng(image: RequestImage, alpha: Buffer): Promise<Uint8Array> {
+export async function cutoutPng(
+  image: RequestImage,
+  alpha: Buffer,
+  pixels: Promise<CutoutPixels> = decodeCutoutPixels(image),
+): Promise<Uint8Array> {
   const { width, height } = image;
-  // One decode: the image as RGBA (alpha 255 where it had none), its alpha then lowered to `alpha`.
-  const rgba = await image.source().toColourspace("srgb").ensureAlpha().raw().toBuffer();
-  for (let pixel = 0; pixel < alpha.length; pixel += 1) {
-    const at = pixel * 4 + 3;
-    rgba[at] = Math.min(rgba[at]!, alpha[pixel]!);
+  const { data, channels } = await pixels;
+  let joined: Sharp;
+  if (channels === 3) {
+    joined = sharp(data, { raw: { width, height, channels: 3 } }).joinChannel(alpha, {
+      raw: { width, height, channels: 1 },
+    });
+  } else {
+    for (let pixel = 0; pixel < alpha.length; pixel += 1) {
+      const at = pixel * 4 + 3;
+      data[at] = Math.min(data[at]!, alpha[pixel]!);
+    }
+    joined = sharp(data, { raw: { width, height, channels: 4 } });
   }
-  const png = await sharp(rgba, { raw: { width, height, channels: 4 } })
-    .png({ compressionLevel: 6 })
-    .toBuffer();
+  const png = await joined.png({ compressionLevel: 6 }).toBuffer();
   return new Uint8Array(png.buffer, png.byteOffset, png.byteLength);
 }

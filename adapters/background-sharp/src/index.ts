@@ -5,4 +5,10 @@ export {
   type SharpBackgroundRemoverOptions,
   sharpBackgroundRemoverOptionsSchema,
 } from "./create-sharp-background-remover.js";
-export { cutoutPng, openRequestImage, type RequestImage } from "./cutout.js";
+export {
+  type CutoutPixels,
+  cutoutPng,
+  decodeCutoutPixels,
+  openRequestImage,
+  type RequestImage,
+} from "./cutout.js";
