@@ -1,18 +1,25 @@
 // Background removal at the model's own speed, side by side in one run (issue 20, point 4):
-// - bare: onnxruntime-node's session.run on a ready input tensor of the same image, with the
-//   adapter's default session options (the floor: no decode, no resize, no encode, no worker hop),
-//   and with onnxruntime's own defaults (arena and memory pattern on) for reference;
-// - library: @pixport/background-onnx's remove() (decode, resize, tensor, inference in its worker,
-//   mask back to full size, PNG);
+// - bare: onnxruntime-node's session.run on a ready input tensor of the same image, the model as
+//   shipped (float16 weights), arena on, optimisation "all" (the adapter's former options);
+// - bare-prepared: the floor of the adapter's own way, in the same kind of process: the model
+//   widened to float32 and optimised beforehand in another process, loaded with optimisation off,
+//   arena off, malloc asking for huge pages (GLIBC_TUNABLES=glibc.malloc.hugetlb=1);
+// - bare-default: onnxruntime's own defaults (arena and memory pattern on), for reference;
+// - library: @pixport/background-onnx's remove() (decode, resize, tensor, inference in its child
+//   process, mask back to full size, PNG);
 // - http: the same engine behind the prebuilt server (upload once, then remove-background);
 // - embedded: the default remover (@pixport/background-sharp) as a library.
-// Each engine runs in its own child process, so each peak RSS is its own. The model is the IS-Net
-// that the test-only @imgly/background-removal-data ships (fp16 weights, "medium"), or --model.
-// Prints median ms per image at 1024x1024 and 2048x1536, the ratios library/bare and http/library
-// (targets: 1.10 and 1.15), and peak RSS (target for the library at 1024x1024: under 1.0 GB).
+// Each engine runs in its own process, so each peak RSS is its own; for the library and the server
+// it is the sum of the host's peak and its inference process's (VmHWM), both also printed. The
+// model is the IS-Net that the test-only @imgly/background-removal-data ships (fp16 weights,
+// "medium"), or --model. Prints median ms per image at 1024x1024 and 2048x1536, the ratios
+// library/bare-prepared and http/library (targets: 1.10 and 1.15), and peak RSS (target for the
+// library at 1024x1024: under 1.0 GB).
 // Usage: npx --yes pnpm@12 run build && node bench/background.mjs [--runs 5] [--model file.onnx]
 import { spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { availableParallelism, tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -25,6 +32,7 @@ const { values } = parseArgs({
     model: { type: "string" },
     child: { type: "string" },
     size: { type: "string" },
+    prepared: { type: "string" },
   },
 });
 const runs = Number(values.runs);
@@ -68,32 +76,85 @@ async function modelPath() {
   return imglyIsnetModelPath("medium");
 }
 
+/** The summed peak RSS (VmHWM) of the running descendants of a process (its inference processes). */
+function descendantsPeakRss(root) {
+  const parents = new Map();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      parents.set(Number(name), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {}
+  }
+  const isDescendant = (pid) => {
+    for (let parent = parents.get(pid); parent !== undefined && parent > 1; parent = parents.get(parent))
+      if (parent === root) return true;
+    return false;
+  };
+  let total = 0;
+  for (const pid of parents.keys()) {
+    if (!isDescendant(pid)) continue;
+    try {
+      const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+      if (match) total += Number(match[1]) * 1024;
+    } catch {}
+  }
+  return total;
+}
+
 /** Child mode: one engine, prints one JSON line per size and one with its peak RSS. */
 async function child(engine) {
   const model = await modelPath();
   const [width, height] = values.size.split("x").map(Number);
-  const image = await productShot(width, height);
-  const report = (ms) =>
+  const image = engine === "prepare" ? undefined : await productShot(width, height);
+  const report = (ms) => {
+    const hostRss = process.resourceUsage().maxRSS * 1024;
+    const modelRss = descendantsPeakRss(process.pid);
     console.log(
-      JSON.stringify({ engine, size: values.size, ms, peakRss: process.resourceUsage().maxRSS * 1024 }),
+      JSON.stringify({ engine, size: values.size, ms, peakRss: hostRss + modelRss, hostRss, modelRss }),
     );
-  if (engine === "bare" || engine === "bare-default") {
-    const { createRequire } = await import("node:module");
+  };
+  if (engine === "prepare") {
+    // Writes the model bare-prepared loads: widened, then optimised by onnxruntime ("all").
+    const require = createRequire(path.join(here, "../adapters/background-onnx/package.json"));
+    const ort = require("onnxruntime-node");
+    const { widenFloat16 } = require("./src/float16-widening.cjs");
+    const widened = widenFloat16(readFileSync(model)).model;
+    await ort.InferenceSession.create(widened, {
+      graphOptimizationLevel: "all",
+      optimizedModelFilePath: values.prepared,
+      logSeverityLevel: 3,
+    });
+    console.log(JSON.stringify({ engine, ms: 0, peakRss: 0 }));
+    return;
+  }
+  if (engine.startsWith("bare")) {
     const require = createRequire(path.join(here, "../adapters/background-onnx/package.json"));
     const ort = require("onnxruntime-node");
     const threads = Math.max(1, Math.min(4, availableParallelism()));
-    const options =
-      engine === "bare"
-        ? {
-            intraOpNumThreads: threads,
-            interOpNumThreads: 1,
-            executionProviders: ["cpu"],
-            graphOptimizationLevel: "all",
-            enableCpuMemArena: true,
-            enableMemPattern: false,
-          }
-        : {};
-    const session = await ort.InferenceSession.create(model, options);
+    const options = {
+      bare: {
+        intraOpNumThreads: threads,
+        interOpNumThreads: 1,
+        executionProviders: ["cpu"],
+        graphOptimizationLevel: "all",
+        enableCpuMemArena: true,
+        enableMemPattern: false,
+      },
+      "bare-prepared": {
+        intraOpNumThreads: threads,
+        interOpNumThreads: 1,
+        executionProviders: ["cpu"],
+        graphOptimizationLevel: "disabled",
+        enableCpuMemArena: false,
+        enableMemPattern: false,
+      },
+      "bare-default": {},
+    }[engine];
+    const session = await ort.InferenceSession.create(
+      engine === "bare-prepared" ? values.prepared : model,
+      options,
+    );
     // The same input the adapter feeds: the image stretched to 1024 x 1024, IS-Net's normalisation.
     const rgb = await sharp(image)
       .resize(1024, 1024, { fit: "fill", kernel: "lanczos3" })
@@ -125,7 +186,7 @@ async function child(engine) {
   throw new Error(`unknown engine ${engine}`);
 }
 
-function runChild(engine, size) {
+function runChild(engine, size, env = {}) {
   return new Promise((resolve, reject) => {
     const args = [
       new URL(import.meta.url).pathname,
@@ -137,7 +198,11 @@ function runChild(engine, size) {
       String(runs),
     ];
     if (values.model !== undefined) args.push("--model", values.model);
-    const proc = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
+    if (values.prepared !== undefined) args.push("--prepared", values.prepared);
+    const proc = spawn(process.execPath, args, {
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, ...env },
+    });
     let output = "";
     proc.stdout.on("data", (chunk) => (output += chunk));
     proc.once("exit", (code) =>
@@ -173,8 +238,9 @@ async function overHttp(size) {
       await response.arrayBuffer();
     });
     server.child.send("peak-rss");
-    const { peakRss } = await new Promise((resolve) => server.child.once("message", resolve));
-    return { engine: "http", size, ms, peakRss };
+    const { peakRss: hostRss } = await new Promise((resolve) => server.child.once("message", resolve));
+    const modelRss = descendantsPeakRss(server.child.pid);
+    return { engine: "http", size, ms, peakRss: hostRss + modelRss, hostRss, modelRss };
   } finally {
     server.child.kill("SIGTERM");
     await rm(dataDir, { recursive: true, force: true });
@@ -186,21 +252,31 @@ if (values.child !== undefined) {
 } else {
   const mb = (bytes) => `${(bytes / 2 ** 20).toFixed(0)} MB`;
   console.log(`median of ${runs} runs after a warm-up; each engine in its own process`);
-  for (const [width, height] of SIZES) {
-    const size = `${width}x${height}`;
-    const rows = {};
-    for (const engine of ["bare", "bare-default", "library", "embedded"])
-      rows[engine] = await runChild(engine, size);
-    rows.http = await overHttp(size);
-    for (const row of Object.values(rows)) {
+  const preparedDir = await mkdtemp(path.join(tmpdir(), "pixport-bg-bench-model-"));
+  values.prepared = path.join(preparedDir, "prepared.onnx");
+  await runChild("prepare", "0x0");
+  const hugePages = { GLIBC_TUNABLES: "glibc.malloc.hugetlb=1" };
+  try {
+    for (const [width, height] of SIZES) {
+      const size = `${width}x${height}`;
+      const rows = {};
+      for (const engine of ["bare", "bare-prepared", "bare-default", "library", "embedded"])
+        rows[engine] = await runChild(engine, size, engine === "bare-prepared" ? hugePages : {});
+      rows.http = await overHttp(size);
+      for (const row of Object.values(rows)) {
+        const split = row.modelRss ? ` (host ${mb(row.hostRss)} + model process ${mb(row.modelRss)})` : "";
+        console.log(
+          `${size.padEnd(10)} ${row.engine.padEnd(13)} ${row.ms.toFixed(0).padStart(6)} ms   peak RSS ${mb(row.peakRss)}${split}`,
+        );
+      }
       console.log(
-        `${size.padEnd(10)} ${row.engine.padEnd(13)} ${row.ms.toFixed(0).padStart(6)} ms   peak RSS ${mb(row.peakRss)}`,
+        `${size.padEnd(10)} library / bare-prepared ${(rows.library.ms / rows["bare-prepared"].ms).toFixed(2)} (target <= 1.10)   ` +
+          `library / bare ${(rows.library.ms / rows.bare.ms).toFixed(2)}   ` +
+          `http / library ${(rows.http.ms / rows.library.ms).toFixed(2)} (target <= 1.15)   ` +
+          `bare-default / bare ${(rows["bare-default"].ms / rows.bare.ms).toFixed(2)}`,
       );
     }
-    console.log(
-      `${size.padEnd(10)} library / bare ${(rows.library.ms / rows.bare.ms).toFixed(2)} (target <= 1.10)   ` +
-        `http / library ${(rows.http.ms / rows.library.ms).toFixed(2)} (target <= 1.15)   ` +
-        `bare-default / bare ${(rows["bare-default"].ms / rows.bare.ms).toFixed(2)}`,
-    );
+  } finally {
+    await rm(preparedDir, { recursive: true, force: true });
   }
 }

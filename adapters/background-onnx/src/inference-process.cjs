@@ -26,30 +26,11 @@
 
 const { readFileSync } = require("node:fs");
 const { widenFloat16 } = require("./float16-widening.cjs");
+const { postprocessModel, preprocessModel } = require("./tensor-graphs.cjs");
 
 process.on("disconnect", () => process.exit(0));
 
 let ort;
-
-/** Interleaved RGB bytes to the normalised float32 input tensor (NCHW or NHWC). */
-function toInputTensor(rgb, settings) {
-  const { inputWidth: width, inputHeight: height, mean, std, layout } = settings;
-  const plane = width * height;
-  const data = new Float32Array(plane * 3);
-  for (let channel = 0; channel < 3; channel += 1) {
-    const scale = 1 / (255 * std[channel]);
-    const offset = mean[channel] / std[channel];
-    if (layout === "nchw") {
-      const base = channel * plane;
-      for (let pixel = 0; pixel < plane; pixel += 1)
-        data[base + pixel] = rgb[pixel * 3 + channel] * scale - offset;
-    } else {
-      for (let index = channel; index < plane * 3; index += 3) data[index] = rgb[index] * scale - offset;
-    }
-  }
-  const dims = layout === "nchw" ? [1, 3, height, width] : [1, height, width, 3];
-  return new ort.Tensor("float32", data, dims);
-}
 
 class JobError extends Error {
   constructor(code, message) {
@@ -58,9 +39,9 @@ class JobError extends Error {
   }
 }
 
-/** The output map to 0..255 alpha bytes of the map's own size. */
-function toMask(output, settings) {
-  // Accept [1, 1, H, W], [1, H, W, 1], [1, H, W] and [H, W]: exactly two dimensions above 1.
+/** The model's output checked: a float32 map with exactly two dimensions above 1 ([1, 1, H, W],
+ * [1, H, W, 1], [1, H, W] or [H, W]). Answers its size. */
+function mapSize(output, settings) {
   const spatial = output.dims.filter((dim) => dim !== 1);
   if (output.type !== "float32" || spatial.length !== 2) {
     throw new JobError(
@@ -68,30 +49,33 @@ function toMask(output, settings) {
       `The model's output "${settings.outputName}" is ${output.type} [${output.dims.join(", ")}]; a float32 one-channel map was expected.`,
     );
   }
-  const [height, width] = spatial;
-  const values = output.data;
-  const count = width * height;
-  const logits = settings.output === "logits";
-  let min = Number.POSITIVE_INFINITY;
-  let max = Number.NEGATIVE_INFINITY;
-  const probabilities = new Float32Array(count);
-  for (let index = 0; index < count; index += 1) {
-    let value = values[index];
-    if (logits) value = 1 / (1 + Math.exp(-value));
-    if (Number.isNaN(value)) value = 0;
-    probabilities[index] = value;
-    if (value < min) min = value;
-    if (value > max) max = value;
+  return { height: spatial[0], width: spatial[1] };
+}
+
+/** The pre- and post-processing sessions for one set of settings (tensor-graphs.cjs). */
+const stages = new Map();
+async function stagesFor(settings, sessionOptions) {
+  const key = JSON.stringify([
+    settings.inputWidth,
+    settings.inputHeight,
+    settings.mean,
+    settings.std,
+    settings.layout,
+    settings.output,
+    settings.normalize,
+    settings.alphaClip,
+  ]);
+  let entry = stages.get(key);
+  if (entry === undefined) {
+    const options = { ...sessionOptions, graphOptimizationLevel: "all" };
+    entry = Promise.all([
+      ort.InferenceSession.create(preprocessModel(settings), options),
+      ort.InferenceSession.create(postprocessModel(settings), options),
+    ]);
+    stages.set(key, entry);
   }
-  // A flat map has no subject to stretch: keep it as it is rather than amplify noise.
-  const stretch = settings.normalize === "minmax" && max - min > 1e-6;
-  const clip = settings.alphaClip;
-  const mask = new Uint8Array(count);
-  for (let index = 0; index < count; index += 1) {
-    const value = stretch ? (probabilities[index] - min) / (max - min) : probabilities[index];
-    mask[index] = Math.round(Math.min(1, Math.max(0, (value - clip) / (1 - 2 * clip))) * 255);
-  }
-  return { mask, width, height };
+  const [pre, post] = await entry;
+  return { pre, post };
 }
 
 function send(message) {
@@ -138,7 +122,10 @@ async function load({ runtimePath, model, sessionOptions }) {
   });
   process.on("message", async ({ id, rgb, settings }) => {
     try {
-      const input = toInputTensor(rgb, settings);
+      const { pre, post } = await stagesFor(settings, sessionOptions);
+      const { tensor: input } = await pre.run({
+        rgb: new ort.Tensor("uint8", rgb, [1, settings.inputHeight, settings.inputWidth, 3]),
+      });
       let outputs;
       try {
         outputs = await session.run({ [settings.inputName]: input }, [settings.outputName]);
@@ -148,9 +135,11 @@ async function load({ runtimePath, model, sessionOptions }) {
       const output = outputs[settings.outputName];
       if (output === undefined)
         throw new JobError("MODEL_BAD_RESPONSE", `The model returned no "${settings.outputName}".`);
-      const result = toMask(output, settings);
+      const size = mapSize(output, settings);
+      const { mask } = await post.run({ map: output });
+      send({ id, mask: mask.data, ...size });
       output.dispose?.();
-      send({ id, ...result });
+      mask.dispose?.();
     } catch (error) {
       send({
         id,

@@ -1,0 +1,110 @@
+import { createRequire } from "node:module";
+import { describe, expect, it } from "vitest";
+
+// The pre- and post-processing graphs run by onnxruntime, value by value against the formulas
+// they replace (the JavaScript loops of the earlier worker).
+const require = createRequire(import.meta.url);
+const ort = require("onnxruntime-node") as typeof import("onnxruntime-node");
+const { preprocessModel, postprocessModel } = require("../src/tensor-graphs.cjs") as {
+  preprocessModel(settings: object): Uint8Array;
+  postprocessModel(settings: object): Uint8Array;
+};
+
+async function runOnce(model: Uint8Array, feeds: Record<string, import("onnxruntime-node").Tensor>) {
+  const session = await ort.InferenceSession.create(model);
+  try {
+    return await session.run(feeds);
+  } finally {
+    await session.release();
+  }
+}
+
+describe("tensor graphs", () => {
+  const mean = [0.485, 0.456, 0.406];
+  const std = [0.229, 0.224, 0.225];
+  // Every byte value in every channel: a 1 x 256 image whose pixel x is (x, 255 - x, x ^ 0x55).
+  const rgb = new Uint8Array(256 * 3);
+  for (let x = 0; x < 256; x += 1) rgb.set([x, 255 - x, x ^ 0x55], x * 3);
+  const expected = (x: number, channel: number) =>
+    (rgb[x * 3 + channel]! / 255 - mean[channel]!) / std[channel]!;
+
+  it("pre: normalises every byte value per channel, NCHW planes in R, G, B order", async () => {
+    const { tensor } = await runOnce(
+      preprocessModel({ inputWidth: 256, inputHeight: 1, mean, std, layout: "nchw" }),
+      { rgb: new ort.Tensor("uint8", rgb, [1, 1, 256, 3]) },
+    );
+    expect(tensor!.dims).toEqual([1, 3, 1, 256]);
+    const data = tensor!.data as Float32Array;
+    for (let channel = 0; channel < 3; channel += 1)
+      for (let x = 0; x < 256; x += 1) expect(data[channel * 256 + x]).toBeCloseTo(expected(x, channel), 5);
+  });
+
+  it("pre: keeps the interleaved order for NHWC models", async () => {
+    const { tensor } = await runOnce(
+      preprocessModel({ inputWidth: 256, inputHeight: 1, mean, std, layout: "nhwc" }),
+      { rgb: new ort.Tensor("uint8", rgb, [1, 1, 256, 3]) },
+    );
+    expect(tensor!.dims).toEqual([1, 1, 256, 3]);
+    const data = tensor!.data as Float32Array;
+    for (let x = 0; x < 256; x += 1)
+      for (let channel = 0; channel < 3; channel += 1)
+        expect(data[x * 3 + channel]).toBeCloseTo(expected(x, channel), 5);
+  });
+
+  /** The formula of the former JavaScript loop, in float64. */
+  function reference(values: number[], output: string, normalize: string, clip: number): number[] {
+    const probabilities = values.map((value) => {
+      const p = output === "logits" ? 1 / (1 + Math.exp(-value)) : value;
+      return Number.isNaN(p) ? 0 : p;
+    });
+    const min = Math.min(...probabilities);
+    const max = Math.max(...probabilities);
+    const stretch = normalize === "minmax" && max - min > 1e-6;
+    return probabilities.map((p) => {
+      const value = stretch ? (p - min) / (max - min) : p;
+      return Math.round(Math.min(1, Math.max(0, (value - clip) / (1 - 2 * clip))) * 255);
+    });
+  }
+
+  for (const [output, normalize, clip] of [
+    ["probability", "none", 0],
+    ["probability", "none", 0.02],
+    ["logits", "none", 0],
+    ["probability", "minmax", 0],
+    ["logits", "minmax", 0.1],
+  ] as const) {
+    it(`post: ${output}, ${normalize}, alphaClip ${clip}: alpha bytes as the formula gives them`, async () => {
+      const values: number[] = [];
+      for (let index = 0; index < 1000; index += 1)
+        values.push(output === "logits" ? (index - 500) / 50 : 0.1 + (index / 999) * 0.8);
+      values[7] = Number.NaN;
+      const { mask } = await runOnce(postprocessModel({ output, normalize, alphaClip: clip }), {
+        map: new ort.Tensor("float32", Float32Array.from(values), [1, 1, 1, 1000]),
+      });
+      expect(mask!.type).toBe("uint8");
+      expect(mask!.dims).toEqual([1, 1, 1, 1000]);
+      const want = reference(
+        values.map((value) => Math.fround(value)),
+        output,
+        normalize,
+        clip,
+      );
+      const got = [...(mask!.data as Uint8Array)];
+      // float32 arithmetic against float64: at most one step apart, and exact almost everywhere.
+      const off = got.filter((value, index) => value !== want[index]);
+      expect(Math.max(...got.map((value, index) => Math.abs(value - want[index]!)))).toBeLessThanOrEqual(1);
+      expect(off.length).toBeLessThanOrEqual(10);
+      expect(got[7]).toBe(want[7]);
+    });
+  }
+
+  it("post: a flat map is left as it is by minmax", async () => {
+    const { mask } = await runOnce(
+      postprocessModel({ output: "probability", normalize: "minmax", alphaClip: 0 }),
+      {
+        map: new ort.Tensor("float32", new Float32Array(16).fill(0.5), [4, 4]),
+      },
+    );
+    expect([...(mask!.data as Uint8Array)]).toEqual(new Array(16).fill(128));
+  });
+});
