@@ -8,6 +8,9 @@
 // - library: @pixport/background-onnx's remove() (decode, resize, tensor, inference in its child
 //   process, mask back to full size, PNG);
 // - http: the same engine behind the prebuilt server (upload once, then remove-background);
+// - imgly: IMG.LY's @imgly/background-removal-node (AGPL, a bench-only dependency) on the same
+//   model, installed with the workspace's sharp and onnxruntime-node (pnpm overrides: its own
+//   pins would download libvips at install);
 // - embedded: the default remover (@pixport/background-sharp) as a library.
 // Each engine runs in its own process, so each peak RSS is its own; for the library and the server
 // it is the sum of the host's peak and its inference process's (VmHWM), both also printed. The
@@ -16,6 +19,7 @@
 // library/bare-prepared and http/library (targets: 1.10 and 1.15), and peak RSS (target for the
 // library at 1024x1024: under 1.0 GB).
 // Usage: npx --yes pnpm@12 run build && node bench/background.mjs [--runs 5] [--model file.onnx]
+//        [--engines library,http]
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -33,6 +37,7 @@ const { values } = parseArgs({
     child: { type: "string" },
     size: { type: "string" },
     prepared: { type: "string" },
+    engines: { type: "string" },
   },
 });
 const runs = Number(values.runs);
@@ -170,6 +175,17 @@ async function child(engine) {
     report(await medianOf(() => session.run({ [session.inputNames[0]]: input })));
     return;
   }
+  if (engine === "imgly") {
+    // IMG.LY's own Node package on the same IS-Net ("medium"), its own pre- and post-processing
+    // and session options, run on the workspace's onnxruntime-node and sharp (pnpm overrides).
+    const { removeBackground } = await import("@imgly/background-removal-node");
+    // Its default publicPath is relative to the working directory: point it at its own files.
+    const entry = createRequire(import.meta.url).resolve("@imgly/background-removal-node");
+    const publicPath = `file://${path.dirname(entry)}/`;
+    const config = { model: "medium", output: { format: "image/png" }, publicPath };
+    report(await medianOf(() => removeBackground(new Blob([image], { type: "image/jpeg" }), config)));
+    return;
+  }
   if (engine === "library") {
     const { createOnnxBackgroundRemover } = await import("@pixport/background-onnx");
     const remover = await createOnnxBackgroundRemover({ model, family: "isnet" });
@@ -256,24 +272,29 @@ if (values.child !== undefined) {
   values.prepared = path.join(preparedDir, "prepared.onnx");
   await runChild("prepare", "0x0");
   const hugePages = { GLIBC_TUNABLES: "glibc.malloc.hugetlb=1" };
+  // --engines library,http runs only those (no ratios printed).
+  const wanted = (engine) => values.engines === undefined || values.engines.split(",").includes(engine);
   try {
     for (const [width, height] of SIZES) {
       const size = `${width}x${height}`;
       const rows = {};
-      for (const engine of ["bare", "bare-prepared", "bare-default", "library", "embedded"])
-        rows[engine] = await runChild(engine, size, engine === "bare-prepared" ? hugePages : {});
-      rows.http = await overHttp(size);
+      for (const engine of ["bare", "bare-prepared", "bare-default", "imgly", "library", "embedded"])
+        if (wanted(engine))
+          rows[engine] = await runChild(engine, size, engine === "bare-prepared" ? hugePages : {});
+      if (wanted("http")) rows.http = await overHttp(size);
       for (const row of Object.values(rows)) {
         const split = row.modelRss ? ` (host ${mb(row.hostRss)} + model process ${mb(row.modelRss)})` : "";
         console.log(
           `${size.padEnd(10)} ${row.engine.padEnd(13)} ${row.ms.toFixed(0).padStart(6)} ms   peak RSS ${mb(row.peakRss)}${split}`,
         );
       }
+      if (Object.keys(rows).length < 7) continue;
       console.log(
         `${size.padEnd(10)} library / bare-prepared ${(rows.library.ms / rows["bare-prepared"].ms).toFixed(2)} (target <= 1.10)   ` +
           `library / bare ${(rows.library.ms / rows.bare.ms).toFixed(2)}   ` +
           `http / library ${(rows.http.ms / rows.library.ms).toFixed(2)} (target <= 1.15)   ` +
-          `bare-default / bare ${(rows["bare-default"].ms / rows.bare.ms).toFixed(2)}`,
+          `bare-default / bare ${(rows["bare-default"].ms / rows.bare.ms).toFixed(2)}   ` +
+          `library / imgly ${(rows.library.ms / rows.imgly.ms).toFixed(2)}`,
       );
     }
   } finally {
