@@ -13,7 +13,7 @@ import {
   visualizeSchema,
 } from "../schemas.js";
 import type { ResizeStep, TransformStep } from "../transforms/steps.js";
-import { type Caller, loadOwnedImage, type PipelineContext, runCodec } from "./context.js";
+import { type Caller, loadImageBytes, loadOwnedImage, type PipelineContext, runCodec } from "./context.js";
 import { ingestImage } from "./upload-image.js";
 
 /** Contract defaults (P14, P15); classify and extract have no API-visible model. */
@@ -102,6 +102,14 @@ export async function prepareModelImage(
   const white = { r: 255, g: 255, b: 255, alpha: 1 };
   // The copy for the model is a codec job like any other: it waits for the node's memory budget.
   const memory = { size: record, field: "image", frames: record.frames };
+  if (lossless && record.format === "png" && (record.frames ?? 1) === 1) {
+    // A stored PNG is already the core's own lossless encode of the original's pixels (uploads
+    // are re-encoded: EXIF orientation applied, metadata dropped): decoding and encoding it again
+    // would hand over the same pixels, later. (Measured on OCR pages, 1000 to 3000 px: most of the
+    // HTTP path's time beyond the extractor's own.)
+    const data = await loadImageBytes(context, record);
+    return { data, mimeType: "image/png", width: record.width, height: record.height };
+  }
   if (lossless) {
     const encoded = await runCodec(context, {
       input: record,

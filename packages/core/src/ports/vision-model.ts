@@ -1,8 +1,9 @@
 /**
- * An image handed to a model: always re-encoded by the core (never the stored original's bytes,
- * nor its metadata or alpha), so adapters only wrap the bytes (e.g. as a data URL). A JPEG
- * downscaled to the provider's `maxImageSide`, or, for a provider that declares `lossless`, a PNG
- * of the original's full-size pixels (EXIF-oriented; transparency kept for the adapter to handle).
+ * An image handed to a model: the core's own encode (never the bytes a client sent, nor their
+ * metadata), so adapters only wrap the bytes (e.g. as a data URL). A JPEG downscaled to the
+ * provider's `maxImageSide` (no alpha), or, for a provider that declares `lossless`, a PNG of the
+ * original's full-size pixels (EXIF-oriented; transparency kept for the adapter to handle): a
+ * stored PNG as the core stored it at upload, any other format re-encoded.
  */
 export interface ModelImage {
   data: Uint8Array;
@@ -33,7 +34,8 @@ export interface ModelProvider {
   maxImageSide?(model: string): number | undefined;
   /**
    * The provider reads pixels itself (an embedded OCR engine): the core hands it a lossless PNG of
-   * the original at full size instead of a downscaled JPEG, and `maxImageSide` is not applied. The
+   * the original at full size instead of a downscaled JPEG (a stored PNG as it is stored, without
+   * a second encode), and `maxImageSide` is not applied. The
    * input pixel limits still bound what it receives. @default false
    */
   readonly lossless?: boolean;

@@ -1,0 +1,106 @@
+import { describe, expect, it } from "vitest";
+import {
+  type Caller,
+  createBlobStorePublisher,
+  createImagePipeline,
+  createMemoryBlobStore,
+  createMemoryImageRepository,
+  createMemoryKeyStore,
+  type ImageCodec,
+  type ModelImage,
+  type TextExtractor,
+  type TransformRequest,
+} from "../src/index.js";
+
+// What a text extractor receives: a lossless provider gets the stored PNG as it is (no second
+// decode and encode), a PNG re-encode of any other stored format; the others a JPEG.
+const MAGIC = {
+  png: [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a],
+  jpeg: [0xff, 0xd8, 0xff, 0xe0, 0, 0, 0, 0],
+} as const;
+/** A fake image: a format's magic bytes, then width and height in one byte each. */
+const fake = (format: keyof typeof MAGIC, width: number, height: number) =>
+  new Uint8Array([...MAGIC[format], width, height]);
+
+function setup(lossless: boolean) {
+  const transforms: TransformRequest[] = [];
+  const codec: ImageCodec = {
+    name: "fake",
+    capabilities: { inputFormats: ["png", "jpeg"], outputFormats: ["jpeg", "png"], steps: ["resize"] },
+    probe: async (input) => ({
+      format: input[0] === 0x89 ? "png" : "jpeg",
+      width: input[8]!,
+      height: input[9]!,
+    }),
+    transform: async (request) => {
+      transforms.push(request);
+      const format = request.output.format as "png" | "jpeg";
+      return {
+        data: fake(format, request.input[8]!, request.input[9]!),
+        format,
+        width: request.input[8]!,
+        height: request.input[9]!,
+      };
+    },
+  };
+  const received: ModelImage[] = [];
+  const textExtractor: TextExtractor = {
+    models: ["reader"],
+    defaultModel: "reader",
+    lossless,
+    extract: async (request) => {
+      received.push(request.image);
+      return "text";
+    },
+  };
+  const blobStore = createMemoryBlobStore();
+  const pipeline = createImagePipeline({
+    codec,
+    blobStore,
+    images: createMemoryImageRepository(),
+    keys: createMemoryKeyStore(),
+    publisher: createBlobStorePublisher({
+      source: blobStore,
+      target: createMemoryBlobStore(),
+      publicBaseUrl: "https://cdn.test/",
+    }),
+    models: { textExtractor },
+  });
+  return { pipeline, transforms, received };
+}
+
+const live: Caller = { accountId: "a", keyKind: "live", keyId: "k1" };
+
+describe("the image handed to a text extractor", () => {
+  it("lossless: a stored PNG as it is stored, with no codec job", async () => {
+    const { pipeline, transforms, received } = setup(true);
+    const image = await pipeline.uploadImage(live, { name: "page", image: fake("png", 30, 20) });
+    const stored = await pipeline.downloadImage(live, { imageId: image.id });
+    transforms.length = 0;
+    await pipeline.extractFormattedText(live, { imageId: image.id, body: { format: "plain" } });
+    expect(transforms).toHaveLength(0);
+    expect(received[0]).toMatchObject({ mimeType: "image/png", width: 30, height: 20 });
+    expect(Buffer.from(received[0]!.data).equals(Buffer.from(stored.data))).toBe(true);
+  });
+
+  it("lossless: any other stored format re-encoded as a full-size PNG", async () => {
+    const { pipeline, transforms, received } = setup(true);
+    const image = await pipeline.uploadImage(live, { name: "photo", image: fake("jpeg", 30, 20) });
+    transforms.length = 0;
+    await pipeline.extractFormattedText(live, { imageId: image.id, body: { format: "plain" } });
+    expect(transforms).toHaveLength(1);
+    expect(transforms[0]!.output.format).toBe("png");
+    expect(transforms[0]!.steps).toEqual([]);
+    expect(received[0]).toMatchObject({ mimeType: "image/png", width: 30, height: 20 });
+  });
+
+  it("not lossless: a stored PNG is still re-encoded, as a JPEG", async () => {
+    const { pipeline, transforms, received } = setup(false);
+    const image = await pipeline.uploadImage(live, { name: "page", image: fake("png", 30, 20) });
+    transforms.length = 0;
+    await pipeline.extractFormattedText(live, { imageId: image.id, body: { format: "plain" } });
+    expect(transforms).toHaveLength(1);
+    expect(transforms[0]!.output.format).toBe("jpeg");
+    expect(received[0]).toMatchObject({ mimeType: "image/jpeg" });
+  });
+});
