@@ -399,7 +399,13 @@ export function createImagePipeline(
   const variantCache =
     deps.variantCache ?? createBlobVariantCache(deps.blobStore, { maxBytes: settings.variantCacheBytes });
   context.variants = variantCache;
-  const facts = createFactsScheduler(context, () => (gate?.stats().active ?? 0) > 0);
+  // Billable operations running now, gated or not (an embedded OCR or ONNX model works on this
+  // node's CPU without a slot of the gate): background facts wait for all of them.
+  let operationsInFlight = 0;
+  const facts = createFactsScheduler(
+    context,
+    () => operationsInFlight > 0 || (gate?.stats().active ?? 0) > 0,
+  );
   if (settings.backgroundFacts) context.afterCreate = (record) => facts.schedule(record);
   const delivery = createVariantDelivery(
     context,
@@ -426,8 +432,16 @@ export function createImagePipeline(
   );
   /** Wraps a billable operation in the monthly quota (reserve first, give back on failure). */
   function billed<I, O>(operationId: OperationId, operation: (caller: Caller, input: I) => Promise<O>) {
-    return (caller: Caller, input: I) =>
-      withQuota(context.policy, caller, BILLING_UNITS[operationId] ?? 0, () => operation(caller, input));
+    return async (caller: Caller, input: I) => {
+      operationsInFlight += 1;
+      try {
+        return await withQuota(context.policy, caller, BILLING_UNITS[operationId] ?? 0, () =>
+          operation(caller, input),
+        );
+      } finally {
+        operationsInFlight -= 1;
+      }
+    };
   }
   /**
    * A billable image job: a slot of the work gate first (an overloaded node refuses before any

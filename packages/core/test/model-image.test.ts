@@ -22,7 +22,7 @@ const MAGIC = {
 const fake = (format: keyof typeof MAGIC, width: number, height: number) =>
   new Uint8Array([...MAGIC[format], width, height]);
 
-function setup(lossless: boolean) {
+function setup(lossless: boolean, options: { gate?: Promise<void>; facts?: boolean } = {}) {
   const transforms: TransformRequest[] = [];
   const codec: ImageCodec = {
     name: "fake",
@@ -43,6 +43,13 @@ function setup(lossless: boolean) {
       };
     },
   };
+  const samples: number[] = [];
+  if (options.facts) {
+    codec.sample = async (input) => {
+      samples.push(input.length);
+      return { width: 1, height: 1, data: new Uint8Array([1, 2, 3, 255]), hasAlpha: false, frames: 1 };
+    };
+  }
   const received: ModelImage[] = [];
   const textExtractor: TextExtractor = {
     models: ["reader"],
@@ -50,23 +57,27 @@ function setup(lossless: boolean) {
     lossless,
     extract: async (request) => {
       received.push(request.image);
+      await options.gate;
       return "text";
     },
   };
   const blobStore = createMemoryBlobStore();
-  const pipeline = createImagePipeline({
-    codec,
-    blobStore,
-    images: createMemoryImageRepository(),
-    keys: createMemoryKeyStore(),
-    publisher: createBlobStorePublisher({
-      source: blobStore,
-      target: createMemoryBlobStore(),
-      publicBaseUrl: "https://cdn.test/",
-    }),
-    models: { textExtractor },
-  });
-  return { pipeline, transforms, received };
+  const pipeline = createImagePipeline(
+    {
+      codec,
+      blobStore,
+      images: createMemoryImageRepository(),
+      keys: createMemoryKeyStore(),
+      publisher: createBlobStorePublisher({
+        source: blobStore,
+        target: createMemoryBlobStore(),
+        publicBaseUrl: "https://cdn.test/",
+      }),
+      models: { textExtractor },
+    },
+    options.facts ? { backgroundFacts: true, workQueue: {} } : {},
+  );
+  return { pipeline, transforms, received, samples };
 }
 
 const live: Caller = { accountId: "a", keyKind: "live", keyId: "k1" };
@@ -102,5 +113,23 @@ describe("the image handed to a text extractor", () => {
     expect(transforms).toHaveLength(1);
     expect(transforms[0]!.output.format).toBe("jpeg");
     expect(received[0]).toMatchObject({ mimeType: "image/jpeg" });
+  });
+
+  it("background facts wait while an extraction runs on the node (no slot of the gate held)", async () => {
+    let finish!: () => void;
+    const gate = new Promise<void>((resolve) => (finish = resolve));
+    const { pipeline, samples } = setup(true, { gate, facts: true });
+    const page = await pipeline.uploadImage(live, { name: "page", image: fake("png", 30, 20) });
+    await expect.poll(() => samples.length).toBe(1); // its facts, once the upload is done
+    const extraction = pipeline.extractFormattedText(live, { imageId: page.id, body: { format: "plain" } });
+    await pipeline.uploadImage(live, { name: "second", image: fake("png", 40, 20) });
+    // The second image's facts stay pending while the extraction runs...
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(samples).toHaveLength(1);
+    finish();
+    await extraction;
+    // ...and are computed once it is over.
+    await expect.poll(() => samples.length).toBe(2);
+    await pipeline.stopBackgroundWork();
   });
 });
