@@ -11,7 +11,12 @@ export default defineConfig({
   // The inference process and its model preparation are plain CommonJS, forked by path next to
   // the entry (src/ or dist/).
   onSuccess: async () => {
-    for (const file of ["inference-process.cjs", "float16-widening.cjs", "tensor-graphs.cjs"])
+    for (const file of [
+      "inference-process.cjs",
+      "float16-widening.cjs",
+      "tensor-graphs.cjs",
+      "protobuf-wire.cjs",
+    ])
       await copyFile(`src/${file}`, `dist/${file}`);
   },
 });

@@ -20,6 +20,8 @@
 // data_location 14; ValueInfoProto type 2; TypeProto tensor_type 1, sequence_type 4, map_type 5,
 // optional_type 9; TypeProto.Tensor elem_type 1; Sequence/Optional elem_type 1; Map value_type 2.
 
+const { join, readVarint, varint } = require("./protobuf-wire.cjs");
+
 const FLOAT = 1;
 const FLOAT16 = 10;
 
@@ -44,21 +46,6 @@ function halves() {
           : sign * (1 + mantissa / 1024) * 2 ** (exponent - 15);
   }
   return halfTable;
-}
-
-function readVarint(bytes, start) {
-  let value = 0;
-  let scale = 1;
-  let position = start;
-  for (;;) {
-    const byte = bytes[position];
-    if (byte === undefined) throw new Error("truncated varint");
-    position += 1;
-    value += (byte & 0x7f) * scale;
-    if ((byte & 0x80) === 0) return [value, position];
-    scale *= 128;
-    if (scale > 2 ** 63) throw new Error("varint too long");
-  }
 }
 
 /** The fields of one message: { field, wire, start, end (of the whole field), value }. */
@@ -87,18 +74,6 @@ function fields(bytes) {
   return out;
 }
 
-function varint(value) {
-  const out = [];
-  let rest = value;
-  do {
-    let byte = rest % 128;
-    rest = Math.floor(rest / 128);
-    if (rest > 0) byte |= 0x80;
-    out.push(byte);
-  } while (rest > 0);
-  return Uint8Array.from(out);
-}
-
 /**
  * Rebuilds a message with some fields replaced: `rewrite(entry)` returns undefined (keep the
  * bytes as they are), null (drop the field), a Uint8Array (new length-delimited value) or a number
@@ -121,18 +96,6 @@ function rebuild(bytes, rewrite, extra = []) {
   if (!changed) return bytes;
   for (const [field, value] of extra) parts.push(varint(field * 8 + 2), varint(value.length), value);
   return join(parts);
-}
-
-function join(parts) {
-  let length = 0;
-  for (const part of parts) length += part.length;
-  const out = new Uint8Array(length);
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
 }
 
 function tensor(bytes, stats) {

@@ -13,6 +13,8 @@
 // TensorProto dims 1, data_type 2, name 8, raw_data 9; ValueInfoProto name 1, type 2; TypeProto
 // tensor_type 1 (elem_type 1, shape 2: dim 1: dim_value 1).
 
+const { join, varint } = require("./protobuf-wire.cjs");
+
 const FLOAT = 1;
 const UINT8 = 2;
 const ATTRIBUTE_INT = 2;
@@ -21,25 +23,15 @@ const ATTRIBUTE_INTS = 7;
 class Message {
   constructor() {
     this.parts = [];
-    this.length = 0;
   }
 
   push(bytes) {
     this.parts.push(bytes);
-    this.length += bytes.length;
     return this;
   }
 
   varint(value) {
-    const out = [];
-    let rest = value;
-    do {
-      let byte = rest % 128;
-      rest = Math.floor(rest / 128);
-      if (rest > 0) byte |= 0x80;
-      out.push(byte);
-    } while (rest > 0);
-    return this.push(Uint8Array.from(out));
+    return this.push(varint(value));
   }
 
   int(field, value) {
@@ -63,13 +55,7 @@ class Message {
   }
 
   finish() {
-    const out = new Uint8Array(this.length);
-    let offset = 0;
-    for (const part of this.parts) {
-      out.set(part, offset);
-      offset += part.length;
-    }
-    return out;
+    return join(this.parts);
   }
 }
 
