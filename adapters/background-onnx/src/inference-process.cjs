@@ -85,8 +85,10 @@ function send(message) {
 async function prepare({ runtimePath, model, target, sessionOptions }) {
   try {
     ort = require(runtimePath);
-    const bytes = typeof model === "string" ? readFileSync(model) : model;
-    const { model: widened, widened: changed } = widenFloat16(bytes);
+    // Only the widened copy stays referenced while onnxruntime optimises it.
+    const { model: widened, widened: changed } = widenFloat16(
+      typeof model === "string" ? readFileSync(model) : model,
+    );
     const session = await ort.InferenceSession.create(widened, {
       ...sessionOptions,
       graphOptimizationLevel: "all",
