@@ -34,8 +34,9 @@ export interface OnnxBackgroundRemoverOptions extends Partial<OnnxModelPreset> {
   /** onnxruntime intra-op threads per inference. @default min(4, available cores) */
   threads?: number;
   /**
-   * Inferences run at once; further calls wait in a first-in, first-out queue. One inference
-   * already uses `threads` cores, so more than 1 rarely helps. @default 1
+   * Inferences run at once, each in its own process with its own copy of the model (IS-Net: about
+   * 0.85 GB at its peak); further calls wait in a first-in, first-out queue. One inference already
+   * uses `threads` cores, so more than 1 rarely helps. @default 1
    */
   concurrency?: number;
   /**
@@ -186,7 +187,7 @@ function resolveSettings(
   };
 }
 
-/** Input metadata as the worker reports it. */
+/** Input metadata as the inference process reports it. */
 interface InputInfo {
   name: string;
   isTensor: boolean;
@@ -194,7 +195,7 @@ interface InputInfo {
   shape: Array<number | string>;
 }
 
-type WorkerReply =
+type ProcessReply =
   | { type: "ready"; inputNames: string[]; outputNames: string[]; inputs: InputInfo[] }
   | { type: "failed"; message: string }
   | { id: number; mask: Uint8Array; width: number; height: number }
@@ -299,8 +300,8 @@ async function sweepTemporaryDirectories(): Promise<void> {
 }
 
 /** One inference process holding one session. */
-class InferenceWorker {
-  readonly ready: Promise<Extract<WorkerReply, { type: "ready" }>>;
+class InferenceProcess {
+  readonly ready: Promise<Extract<ProcessReply, { type: "ready" }>>;
   private readonly child: ChildProcess;
   private readonly pending = new Map<number, { resolve(map: MaskMap): void; reject(error: Error): void }>();
   private nextId = 0;
@@ -309,7 +310,7 @@ class InferenceWorker {
   constructor(model: string, sessionOptions: InferenceSession.SessionOptions) {
     this.child = forkInference();
     this.ready = new Promise((resolve, reject) => {
-      this.child.on("message", (reply: WorkerReply) => {
+      this.child.on("message", (reply: ProcessReply) => {
         if ("type" in reply) {
           if (reply.type === "ready") resolve(reply);
           else reject(new Error(reply.message));
@@ -395,12 +396,12 @@ class InferenceWorker {
 }
 
 /**
- * The workers of one remover: at most `size`, each running one inference at a time; calls wait in
- * a first-in, first-out queue. A worker that died is replaced on the next call.
+ * The inference processes of one remover: at most `size`, each running one inference at a time;
+ * calls wait in a first-in, first-out queue. A process that died is replaced on the next call.
  */
-class WorkerPool {
-  private readonly idle: InferenceWorker[] = [];
-  private readonly waiting: Array<{ grant(worker: InferenceWorker): void; refuse(error: Error): void }> = [];
+class ProcessPool {
+  private readonly idle: InferenceProcess[] = [];
+  private readonly waiting: Array<{ grant(worker: InferenceProcess): void; refuse(error: Error): void }> = [];
   private count = 1;
   private busy = 0;
   private closed = false;
@@ -408,16 +409,16 @@ class WorkerPool {
 
   constructor(
     private readonly size: number,
-    private readonly spawn: () => InferenceWorker,
-    first: InferenceWorker,
+    private readonly spawn: () => InferenceProcess,
+    first: InferenceProcess,
   ) {
     this.idle.push(first);
   }
 
-  /** A worker for one job; `cancel` withdraws a request that is still waiting. */
-  acquire(): { worker: Promise<InferenceWorker>; cancel(): void } {
+  /** A process for one job; `cancel` withdraws a request that is still waiting. */
+  acquire(): { worker: Promise<InferenceProcess>; cancel(): void } {
     let entry: (typeof this.waiting)[number] | undefined;
-    const worker = new Promise<InferenceWorker>((resolve, reject) => {
+    const worker = new Promise<InferenceProcess>((resolve, reject) => {
       entry = {
         grant: (granted) => {
           this.busy += 1;
@@ -442,8 +443,8 @@ class WorkerPool {
     };
   }
 
-  /** Returns a worker after its job; a dead one is replaced by a fresh one for the next caller. */
-  release(worker: InferenceWorker): void {
+  /** Returns a process after its job; a dead one is replaced by a fresh one for the next caller. */
+  release(worker: InferenceProcess): void {
     this.busy -= 1;
     const next = worker.alive || this.closed ? worker : this.spawn();
     const waiter = this.closed ? undefined : this.waiting.shift();
@@ -537,10 +538,10 @@ export async function createOnnxBackgroundRemover(
   }
   // The prepared model is already optimised for this CPU.
   const loadOptions = { ...sessionOptions, graphOptimizationLevel: "disabled" } as const;
-  const spawn = () => new InferenceWorker(prepared.file, loadOptions);
+  const spawn = () => new InferenceProcess(prepared.file, loadOptions);
   const removePrepared = () => rm(prepared.directory, { recursive: true, force: true });
   const first = spawn();
-  let metadata: Awaited<InferenceWorker["ready"]>;
+  let metadata: Awaited<InferenceProcess["ready"]>;
   try {
     metadata = await first.ready;
   } catch (error) {
@@ -556,7 +557,7 @@ export async function createOnnxBackgroundRemover(
     await removePrepared();
     throw error;
   }
-  const pool = new WorkerPool(concurrency, spawn, first);
+  const pool = new ProcessPool(concurrency, spawn, first);
   let closed = false;
 
   /** Opens and checks the image, and makes the model's input: RGB bytes of the input size. */
@@ -594,13 +595,13 @@ export async function createOnnxBackgroundRemover(
       const { signal } = callOptions;
       if (closed) throw closedError();
       signal?.throwIfAborted();
-      let slot: ReturnType<WorkerPool["acquire"]> | undefined;
+      let slot: ReturnType<ProcessPool["acquire"]> | undefined;
       let timer: NodeJS.Timeout | undefined;
       let onAbort: (() => void) | undefined;
       // Set once the caller stopped waiting (deadline or abort): no inference starts after that,
       // and one that is running is killed with its process.
       let gaveUp = false;
-      let running: InferenceWorker | undefined;
+      let running: InferenceProcess | undefined;
       const giveUp = () => {
         gaveUp = true;
         slot?.cancel();
