@@ -1,16 +1,13 @@
 import { describe, expect, it } from "vitest";
 import {
   type Caller,
-  createBlobStorePublisher,
   createImagePipeline,
-  createMemoryBlobStore,
-  createMemoryImageRepository,
-  createMemoryKeyStore,
   defineImageCodec,
   type ImageFormat,
   type TransformRequest,
 } from "../src/index.js";
 import { uncheckedTransform } from "../src/internal.js";
+import { memoryDeps } from "./memory-deps.js";
 
 const PNG_MAGIC = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 /** A fake "png": the magic bytes, then width and height in one byte each. */
@@ -80,18 +77,7 @@ describe("the codec kit", () => {
 
   it("runs the capability check once per pipeline job (the core checks, the adapter does not repeat it)", async () => {
     const { codec, counter } = countedCodec();
-    const blobStore = createMemoryBlobStore();
-    const pipeline = createImagePipeline({
-      codec,
-      blobStore,
-      images: createMemoryImageRepository(),
-      keys: createMemoryKeyStore(),
-      publisher: createBlobStorePublisher({
-        source: blobStore,
-        target: createMemoryBlobStore(),
-        publicBaseUrl: "https://cdn.test",
-      }),
-    });
+    const pipeline = createImagePipeline(memoryDeps(codec));
     counter.checks = 0;
     const source = await pipeline.uploadImage(live, { name: "a", image: fakePng(8, 6) });
     expect(counter.checks).toBe(1);

@@ -2,11 +2,8 @@ import { describe, expect, it } from "vitest";
 import {
   type BlobStore,
   type Caller,
-  createBlobStorePublisher,
   createImagePipeline,
   createMemoryBlobStore,
-  createMemoryImageRepository,
-  createMemoryKeyStore,
   type ImageCodec,
   type ImageFetcher,
   type ImageFetchRequest,
@@ -14,6 +11,7 @@ import {
   type ImagePipelineOptions,
   isImagePipelineError,
 } from "../src/index.js";
+import { memoryDeps } from "./memory-deps.js";
 
 // A 1x1 PNG; the fake codec reads the IHDR size and "re-encodes" by copying.
 const PNG = Uint8Array.from(
@@ -38,23 +36,17 @@ const caller: Caller = { accountId: "acme", keyKind: "test", keyId: "k1" };
 function setup(
   options: { fetcher?: ImageFetcher; publicStore?: BlobStore | null; pipeline?: ImagePipelineOptions } = {},
 ) {
-  const blobStore = createMemoryBlobStore();
   const publicStore =
     options.publicStore === null ? undefined : (options.publicStore ?? createMemoryBlobStore());
   const pipeline = createImagePipeline(
-    {
-      codec: pngCodec,
-      blobStore,
-      images: createMemoryImageRepository(),
-      keys: createMemoryKeyStore(),
-      publisher: createBlobStorePublisher({
-        source: blobStore,
-        target: publicStore ?? createMemoryBlobStore(),
-        publicBaseUrl: "https://cdn.test",
-      }),
-      ...(options.fetcher === undefined ? {} : { fetcher: options.fetcher }),
-      ...(publicStore === undefined ? {} : { publicBlobStore: publicStore }),
-    },
+    memoryDeps(
+      pngCodec,
+      {
+        ...(options.fetcher === undefined ? {} : { fetcher: options.fetcher }),
+        ...(publicStore === undefined ? {} : { publicBlobStore: publicStore }),
+      },
+      publicStore,
+    ),
     { urlImport: { storageBaseUrls: ["https://cdn.test"] }, ...options.pipeline },
   );
   return { pipeline, publicStore };

@@ -1,16 +1,13 @@
 import { describe, expect, it } from "vitest";
 import {
   type Caller,
-  createBlobStorePublisher,
   createImagePipeline,
-  createMemoryBlobStore,
-  createMemoryImageRepository,
-  createMemoryKeyStore,
   type ImageCodec,
   type ModelImage,
   type TextExtractor,
   type TransformRequest,
 } from "../src/index.js";
+import { memoryDeps } from "./memory-deps.js";
 
 // What a text extractor receives: a lossless provider gets the stored PNG as it is (no second
 // decode and encode), a PNG re-encode of any other stored format; the others a JPEG.
@@ -61,20 +58,8 @@ function setup(lossless: boolean, options: { gate?: Promise<void>; facts?: boole
       return "text";
     },
   };
-  const blobStore = createMemoryBlobStore();
   const pipeline = createImagePipeline(
-    {
-      codec,
-      blobStore,
-      images: createMemoryImageRepository(),
-      keys: createMemoryKeyStore(),
-      publisher: createBlobStorePublisher({
-        source: blobStore,
-        target: createMemoryBlobStore(),
-        publicBaseUrl: "https://cdn.test/",
-      }),
-      models: { textExtractor },
-    },
+    memoryDeps(codec, { models: { textExtractor } }),
     options.facts ? { backgroundFacts: true, workQueue: {} } : {},
   );
   return { pipeline, transforms, received, samples };

@@ -1,12 +1,8 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import {
   type AccountUsage,
-  createBlobStorePublisher,
   createImagePipeline,
   createMemoryAccountStore,
-  createMemoryBlobStore,
-  createMemoryImageRepository,
-  createMemoryKeyStore,
   createMemoryQuotaStore,
   type ImageCodec,
   type ImagePipeline,
@@ -14,6 +10,7 @@ import {
   quotaPeriod,
 } from "../src/index.js";
 import { pipelineContext, variantsPeriod } from "../src/internal.js";
+import { memoryDeps } from "./memory-deps.js";
 
 /** A codec that is never called: these tests do no image work. */
 const codec: ImageCodec = {
@@ -24,25 +21,9 @@ const codec: ImageCodec = {
 };
 
 function pipelineWith(options: ImagePipelineOptions = {}) {
-  const blobStore = createMemoryBlobStore();
   const accounts = createMemoryAccountStore();
   const quota = createMemoryQuotaStore();
-  const pipeline = createImagePipeline(
-    {
-      codec,
-      blobStore,
-      images: createMemoryImageRepository(),
-      keys: createMemoryKeyStore(),
-      publisher: createBlobStorePublisher({
-        source: blobStore,
-        target: createMemoryBlobStore(),
-        publicBaseUrl: "https://cdn.test/",
-      }),
-      accounts,
-      quota,
-    },
-    options,
-  );
+  const pipeline = createImagePipeline(memoryDeps(codec, { accounts, quota }), options);
   return { pipeline, accounts, quota };
 }
 

@@ -2,14 +2,11 @@ import { describe, expect, it } from "vitest";
 import {
   type BackgroundRemover,
   type Caller,
-  createBlobStorePublisher,
   createImagePipeline,
-  createMemoryBlobStore,
-  createMemoryImageRepository,
-  createMemoryKeyStore,
   type ImageCodec,
   type TransformRequest,
 } from "../src/index.js";
+import { memoryDeps } from "./memory-deps.js";
 
 const PNG_MAGIC = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 /** A fake "png": the magic bytes, then width and height in one byte each. */
@@ -31,19 +28,9 @@ function setup(remover?: BackgroundRemover) {
       };
     },
   };
-  const blobStore = createMemoryBlobStore();
-  const pipeline = createImagePipeline({
-    codec,
-    blobStore,
-    images: createMemoryImageRepository(),
-    keys: createMemoryKeyStore(),
-    publisher: createBlobStorePublisher({
-      source: blobStore,
-      target: createMemoryBlobStore(),
-      publicBaseUrl: "https://cdn.test/",
-    }),
-    ...(remover === undefined ? {} : { backgroundRemover: remover }),
-  });
+  const pipeline = createImagePipeline(
+    memoryDeps(codec, remover === undefined ? {} : { backgroundRemover: remover }),
+  );
   return { pipeline, transforms };
 }
 
