@@ -54,7 +54,8 @@ export interface OnnxBackgroundRemoverOptions extends Partial<OnnxModelPreset> {
    * 1024 x 1024 on 2 cores, 1.3 s per inference and a 0.94 GB peak, against 1.5 s and 1.13 GB with
    * the arena (which keeps its memory reserved between calls). Without huge pages (other C
    * libraries), arena-less inference faults its memory in page by page and takes twice as long, so
-   * the arena is on there. @default false with glibc 2.35 or later, else true
+   * the arena is on there. @default false with glibc 2.35 or later (unless `GLIBC_TUNABLES` sets
+   * `glibc.malloc.hugetlb=0`), else true
    */
   memoryArena?: boolean;
   /**
@@ -211,8 +212,12 @@ const PROCESS_PATH = fileURLToPath(new URL("./inference-process.cjs", import.met
 const RUNTIME_PATH = createRequire(import.meta.url).resolve("onnxruntime-node");
 const TEMP_PREFIX = "pixport-onnx-";
 
-/** glibc 2.35 or later, whose malloc can ask for transparent huge pages (`glibc.malloc.hugetlb`). */
+/**
+ * The inference processes' malloc asks for transparent huge pages: glibc 2.35 or later, and the
+ * host's environment does not turn it off (`glibc.malloc.hugetlb=0` in `GLIBC_TUNABLES`).
+ */
 function hugePageMalloc(): boolean {
+  if (/glibc\.malloc\.hugetlb=0/.test(process.env.GLIBC_TUNABLES ?? "")) return false;
   const header = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)
     ?.header;
   const [major, minor] = (header?.glibcVersionRuntime ?? "0.0").split(".").map(Number);

@@ -6,7 +6,7 @@
 // - post: the model's one-channel map (any rank) to alpha bytes: sigmoid for logits, NaN as 0,
 //   an optional per-image min-max stretch (not for a flat map: max - min <= 1e-6), then
 //   clamp((p - clip) / (1 - 2 clip), 0, 1) * 255 rounded half up.
-// Both are checked value by value against the formulas in test/onnx-background-remover.test.ts.
+// Both are checked value by value against those formulas in test/tensor-graphs.test.ts.
 // ONNX field numbers (onnx.proto3): ModelProto ir_version 1, graph 7, opset_import 8 (domain 1,
 // version 2); GraphProto node 1, name 2, initializer 5, input 11, output 12; NodeProto input 1,
 // output 2, name 3, op_type 4, attribute 5; AttributeProto name 1, i 3, ints 8, type 20;
