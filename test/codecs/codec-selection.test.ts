@@ -22,4 +22,16 @@ describe("codec selection in the server config", () => {
     expect(isImagePipelineError(error)).toBe(true);
     expect((error as Error).message).toContain('codec must be one of "sharp", "jimp", received "gm"');
   });
+
+  it("keeps 64 MiB of decoded sources by default; PIXPORT_SOURCE_CACHE_BYTES sets it, 0 or off turns it off", async () => {
+    expect(resolveServerConfig({}).sourceCacheBytes).toBe(64 * 1024 * 1024);
+    const read = async (value: string) =>
+      (await loadServerConfig({ environment: { PIXPORT_SOURCE_CACHE_BYTES: value } })).sourceCacheBytes;
+    expect(await read("1048576")).toBe(1_048_576);
+    expect(await read("0")).toBe(0);
+    expect(await read("off")).toBe(0);
+    const error = await read("-5").catch((caught) => caught);
+    expect(isImagePipelineError(error)).toBe(true);
+    expect((error as Error).message).toContain("sourceCacheBytes");
+  });
 });

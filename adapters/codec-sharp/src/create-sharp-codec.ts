@@ -28,6 +28,7 @@ import {
   type SharpImageCodecOptions,
 } from "./options.js";
 import { compilePasses, type Pass, sharpColor } from "./passes.js";
+import { type DecodedSource, NOT_KEPT, SourceCache } from "./source-cache.js";
 
 const FORMATS: readonly ImageFormat[] = IMAGE_FORMATS;
 
@@ -96,12 +97,13 @@ export function createSharpCodec(options: SharpImageCodecOptions = {}): ImageCod
     sharp.block({ operation: ["VipsForeignLoad"] });
     sharp.unblock({ operation: ALLOWED_LOADERS });
   }
+  const sources = settings.sourceCacheBytes > 0 ? new SourceCache(settings.sourceCacheBytes) : undefined;
   // The codec kit checks each request (shape, capabilities, the byte guard) before transform runs.
   return defineImageCodec({
     name: "sharp",
     capabilities: CAPABILITIES,
     probe: (input) => probe(input),
-    transform: (request) => transform(request, settings),
+    transform: (request) => transform(request, settings, sources),
     sample: (input, maxSide, limits) => sample(input, maxSide, limits, settings),
   });
 }
@@ -177,6 +179,7 @@ async function sample(
 async function transform(
   request: TransformRequest,
   settings: ResolvedSharpImageCodecOptions,
+  sources: SourceCache | undefined,
 ): Promise<EncodedImage> {
   // A checked request (defineImageCodec, or the core's runCodec): bytes of a known format.
   const input = asBuffer(request.input, "input");
@@ -205,6 +208,25 @@ async function transform(
   };
 
   try {
+    const decoded =
+      sources === undefined || request.sourceKey === undefined
+        ? null
+        : await sources.get(request.sourceKey, () =>
+            decodeSource(input, format, limitInputPixels, decodeOptions, bounded, sources),
+          );
+    if (decoded !== null && decoded.raw.width * decoded.raw.height <= limitInputPixels) {
+      const size = { width: decoded.raw.width, height: decoded.raw.height };
+      const rendered = await render(
+        () => sharp(decoded.data, { raw: decoded.raw, limitInputPixels: false }),
+        size,
+        !decoded.hasAlpha,
+        compilePasses(request.steps, size, decodeOptions),
+        bounded,
+        request.output,
+      );
+      if ("data" in rendered && "format" in rendered) return rendered;
+      return await encode(bounded(rendered.source()), request.output);
+    }
     // Header first: the pixel cap and the real format are checked before any pixel is decoded.
     const metadata = await sharp(input, { limitInputPixels, failOn: "warning" }).metadata();
     if (ourFormat(metadata) !== format) {
@@ -238,6 +260,43 @@ async function transform(
     }
     throw translateSharpError(error);
   }
+}
+
+/**
+ * Decodes a stored source whole for the source cache: one frame, 8 bits per channel, sRGB or grey
+ * (with or without alpha), small enough to keep; anything else is {@link NOT_KEPT} and takes the
+ * usual path. The header is checked first, as on that path.
+ */
+async function decodeSource(
+  input: Buffer,
+  format: ImageFormat,
+  limitInputPixels: number,
+  decodeOptions: SharpOptions,
+  bounded: (image: Sharp) => Sharp,
+  sources: SourceCache,
+): Promise<DecodedSource | typeof NOT_KEPT> {
+  const metadata = await sharp(input, { limitInputPixels, failOn: "warning" }).metadata();
+  if (ourFormat(metadata) !== format) {
+    throw invalidImage(`The input's header does not match its ${format} signature.`);
+  }
+  const channels = metadata.channels;
+  if (
+    frameCount(metadata, format) > 1 ||
+    metadata.depth !== "uchar" ||
+    (metadata.space !== "srgb" && metadata.space !== "b-w") ||
+    metadata.width * metadata.height > limitInputPixels ||
+    !sources.fits(metadata.width, metadata.height, channels)
+  ) {
+    return NOT_KEPT;
+  }
+  const { data, info } = await bounded(sharp(input, decodeOptions).raw({ depth: "uchar" })).toBuffer({
+    resolveWithObject: true,
+  });
+  return {
+    data,
+    raw: { width: info.width, height: info.height, channels: info.channels },
+    hasAlpha: metadata.hasAlpha,
+  };
 }
 
 /** What {@link render} leaves: the encoded image (last pass fused with the encoder), or a raw source. */

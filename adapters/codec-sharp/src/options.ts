@@ -42,6 +42,23 @@ export const sharpImageCodecOptionsSchema = z.strictObject({
    * @default true
    */
   blockUntrustedLoaders: z.boolean().default(true),
+  /**
+   * Bytes of decoded pixels kept between requests for inputs that carry a `sourceKey` (stored
+   * images: the core sets it), least recently used out first; `0` turns it off. A source is kept
+   * from its second use among the last 1,024 sources, so an image transformed once costs nothing
+   * more; then each further transform starts from its pixels instead of decoding the file again
+   * (a 1920x1280 JPEG to 400 px wide: about 14 ms instead of 29). Kept: one frame, 8 bits per
+   * channel, sRGB or grey, at most a quarter of this size each. Such a transform resamples the
+   * full-size pixels, where a decode would have used JPEG or WebP shrink-on-load for a reduction of
+   * 2x or more, so its pixels can differ slightly from the same transform of a source not kept (it
+   * is the sharper of the two); below 2x they are the same bytes.
+   * @default 67_108_864 (64 MiB)
+   */
+  sourceCacheBytes: z
+    .number()
+    .int()
+    .min(0)
+    .default(64 * 1024 * 1024),
 });
 
 /** Options of {@link createSharpCodec} (all optional; see {@link sharpImageCodecOptionsSchema}). */

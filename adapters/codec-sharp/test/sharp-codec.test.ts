@@ -31,6 +31,7 @@ describe("createSharpCodec options", () => {
     expect(sharpImageCodecOptionsSchema.parse({})).toEqual({
       maxInputPixels: 50_000_000,
       blockUntrustedLoaders: true,
+      sourceCacheBytes: 64 * 1024 * 1024,
     });
   });
 
@@ -40,6 +41,7 @@ describe("createSharpCodec options", () => {
     [{ concurrency: "2" }, "concurrency"],
     [{ cache: { memory: -5 } }, "cache"],
     [{ cache: "yes" }, "cache"],
+    [{ sourceCacheBytes: -1 }, "sourceCacheBytes"],
     [{ maxInputPixels: 0 }, "maxInputPixels"],
     [{ maxInputPixel: 10 }, "maxInputPixel"],
   ])("rejects %o with INVALID_CONFIGURATION naming %s", (options, path) => {

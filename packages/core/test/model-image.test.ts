@@ -118,3 +118,19 @@ describe("the image handed to a text extractor", () => {
     await pipeline.stopBackgroundWork();
   });
 });
+
+describe("the identity of a codec job's input", () => {
+  it("a stored image's job carries its blob key as sourceKey (codecs may keep its decoded pixels); uploaded bytes carry none", async () => {
+    const { pipeline, transforms } = setup(false);
+    const image = await pipeline.uploadImage(live, { name: "page", image: fake("png", 30, 20) });
+    expect(transforms.length).toBeGreaterThan(0);
+    for (const request of transforms) expect(request.sourceKey).toBeUndefined();
+    transforms.length = 0;
+    await pipeline.resizeImage(live, { imageId: image.id, body: { width: 10 } });
+    await pipeline.resizeImage(live, { imageId: image.id, body: { width: 12 } });
+    expect(transforms).toHaveLength(2);
+    const keys = transforms.map((request) => request.sourceKey);
+    expect(keys[0]).toEqual(expect.stringContaining(image.id.toLowerCase()));
+    expect(keys[1]).toBe(keys[0]);
+  });
+});

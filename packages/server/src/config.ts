@@ -188,6 +188,16 @@ export const serverConfigSchema = z
      */
     codec: z.enum(["sharp", "jimp"]).default("sharp"),
     /**
+     * Decoded pixels of stored images kept for their next transforms and variants, per node, least
+     * recently used out first (sharp codec; see the README section "Memory budget"); `0` turns it
+     * off. Outside `memoryBudget`, which bounds the pixels of running jobs. @default 64 MiB
+     */
+    sourceCacheBytes: z
+      .number()
+      .int()
+      .min(0)
+      .default(64 * 1024 * 1024),
+    /**
      * The service's policies: `testRequestsPerMinute` (10), `liveRequestsPerMinute` (100),
      * `trialImagesPerMonth` (25), `testRetentionDays` (90), `onStoreOutage` (`fail-closed`).
      */
@@ -399,6 +409,10 @@ function fromEnvironment(environment: NodeJS.ProcessEnv): Record<string, unknown
         .map((key) => key.trim())
         .filter((key) => key !== ""),
     };
+  }
+  const sourceCacheBytes = environment.PIXPORT_SOURCE_CACHE_BYTES;
+  if (sourceCacheBytes !== undefined && sourceCacheBytes !== "") {
+    result.sourceCacheBytes = /^(false|off)$/i.test(sourceCacheBytes) ? 0 : Number(sourceCacheBytes);
   }
   const memoryBytes = environment.PIXPORT_MEMORY_BUDGET_BYTES;
   if (memoryBytes !== undefined && memoryBytes !== "") {

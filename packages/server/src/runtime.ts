@@ -373,7 +373,7 @@ async function createCodec(config: ServerConfig): Promise<ImageCodec> {
     return createJimpCodec({ maxInputPixels });
   }
   const { createSharpCodec } = await import("@pixport/codec-sharp");
-  return createSharpCodec({ maxInputPixels });
+  return createSharpCodec({ maxInputPixels, sourceCacheBytes: config.sourceCacheBytes });
 }
 
 /**

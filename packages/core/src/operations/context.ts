@@ -282,6 +282,7 @@ export async function runCodec(context: PipelineContext, job: CodecJob): Promise
         steps: job.steps,
         output: job.output,
         limits: { maxInputPixels: context.limits.maxInputPixels, timeoutMs: context.limits.maxJobMs },
+        ...(job.input instanceof Uint8Array ? {} : { sourceKey: job.input.blobKey }),
       });
     } catch (error) {
       const { onError } = job;

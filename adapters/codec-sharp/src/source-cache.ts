@@ -1,0 +1,90 @@
+/** Decoded pixels of one source image, as libvips left them (EXIF orientation applied). */
+export interface DecodedSource {
+  data: Buffer;
+  raw: { width: number; height: number; channels: 1 | 2 | 3 | 4 };
+  /** The source has an alpha channel (not: some pixel is transparent). */
+  hasAlpha: boolean;
+}
+
+/** A source that is not kept decoded (animated, 16-bit, a colour space other than sRGB or grey, too big). */
+export const NOT_KEPT = Symbol("not kept");
+
+/**
+ * Decoded sources kept between requests, by the request's `sourceKey`, least recently used out
+ * first past `maxBytes`. A key is decoded into the cache on its second use among the last
+ * `recentKeys` keys seen, so an image transformed once costs nothing more than before; a source
+ * larger than a quarter of `maxBytes` is never kept (a few big images cannot flush the rest).
+ * Concurrent first uses of one key decode once.
+ */
+export class SourceCache {
+  readonly #entries = new Map<string, DecodedSource | typeof NOT_KEPT>();
+  readonly #seen = new Map<string, true>();
+  readonly #decoding = new Map<string, Promise<DecodedSource | typeof NOT_KEPT>>();
+  #bytes = 0;
+
+  constructor(
+    readonly maxBytes: number,
+    readonly recentKeys = 1024,
+  ) {}
+
+  /** Bytes of decoded pixels held now. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /**
+   * The decoded source of `key`: from the cache, or from `decode` when the key was seen recently
+   * (then kept), or `null` when it is the key's first use (the caller decodes as usual).
+   */
+  async get(
+    key: string,
+    decode: () => Promise<DecodedSource | typeof NOT_KEPT>,
+  ): Promise<DecodedSource | null> {
+    const entry = this.#entries.get(key);
+    if (entry !== undefined) {
+      this.#entries.delete(key);
+      this.#entries.set(key, entry);
+      return entry === NOT_KEPT ? null : entry;
+    }
+    if (!this.#seen.has(key)) {
+      this.#seen.set(key, true);
+      if (this.#seen.size > this.recentKeys) this.#seen.delete(this.#seen.keys().next().value as string);
+      return null;
+    }
+    let decoding = this.#decoding.get(key);
+    if (decoding === undefined) {
+      decoding = decode();
+      this.#decoding.set(key, decoding);
+      decoding.then(
+        (decoded) => {
+          this.#decoding.delete(key);
+          this.#keep(key, decoded);
+        },
+        () => this.#decoding.delete(key),
+      );
+    }
+    const decoded = await decoding;
+    return decoded === NOT_KEPT ? null : decoded;
+  }
+
+  /** Whether a source of these dimensions could be kept at all. */
+  fits(width: number, height: number, channels: number): boolean {
+    return width * height * channels <= this.maxBytes / 4;
+  }
+
+  #keep(key: string, decoded: DecodedSource | typeof NOT_KEPT): void {
+    this.#seen.delete(key);
+    if (decoded === NOT_KEPT) {
+      // Remembered (costing no pixels) so the source is not probed again on every use.
+      this.#entries.set(key, NOT_KEPT);
+    } else {
+      this.#entries.set(key, decoded);
+      this.#bytes += decoded.data.byteLength;
+    }
+    for (const [oldest, value] of this.#entries) {
+      if (this.#bytes <= this.maxBytes && this.#entries.size <= this.recentKeys) break;
+      this.#entries.delete(oldest);
+      if (value !== NOT_KEPT) this.#bytes -= value.data.byteLength;
+    }
+  }
+}
