@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import type { ImageCodec } from "@pixport/core";
@@ -81,6 +82,9 @@ describe.each(CODECS)("variant delivery (%s)", (codec) => {
     expect(second.headers.get("x-cache")).toBe("HIT");
     const etag = second.headers.get("etag")!;
     expect(etag).toMatch(/^"[0-9a-f]{32}-[0-9a-f]+"$/);
+    // A hash of the bytes (not of the URL), and their length.
+    const digest = createHash("sha256").update(first.bytes).digest("hex").slice(0, 32);
+    expect(etag).toBe(`"${digest}-${first.bytes.byteLength.toString(16)}"`);
     expect(first.headers.get("etag")).toBe(etag);
     expect(Buffer.from(second.bytes).equals(Buffer.from(first.bytes))).toBe(true);
     const notModified = await get(target, { "if-none-match": etag });

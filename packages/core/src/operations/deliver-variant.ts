@@ -363,6 +363,23 @@ export function createVariantDelivery(
   // CPU in bench/delivery.mjs, so verified signatures and cache keys are remembered (bounded).
   const verified = boundedMemo<true>(10_000);
   const keys = boundedMemo<string>(10_000);
+  // The ETag hashes the bytes, not the variant's key: one variant can be computed twice with
+  // different bytes (on two nodes at once, or again after eviction, from a source the codec kept
+  // decoded one time and not the other), and a strong ETag promises the same bytes. Hot variants
+  // are the same array on every hit, so each is hashed once.
+  const etags = new WeakMap<Uint8Array, string>();
+  const etagOf = async (data: Uint8Array): Promise<string> => {
+    let etag = etags.get(data);
+    if (etag === undefined) {
+      const digest = new Uint8Array(
+        await globalThis.crypto.subtle.digest("SHA-256", data as Uint8Array<ArrayBuffer>),
+      );
+      const hex = [...digest.subarray(0, 16)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+      etag = `"${hex}-${data.byteLength.toString(16)}"`;
+      etags.set(data, etag);
+    }
+    return etag;
+  };
 
   async function deliver(request: VariantRequest): Promise<DeliveredVariant> {
     const parts = splitFile(request.file);
@@ -447,10 +464,7 @@ export function createVariantDelivery(
     return {
       data: variant.data,
       contentType: variant.contentType,
-      // The key hashes everything that decides the bytes (image id, canonical modifiers, format,
-      // quality; images never change after creation), so it names the bytes without hashing them
-      // on every hit.
-      etag: `"${key.slice(0, 32)}-${variant.data.byteLength.toString(16)}"`,
+      etag: await etagOf(variant.data),
       cacheControl:
         remaining === undefined
           ? "public, max-age=31536000, immutable"
