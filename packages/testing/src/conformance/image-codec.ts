@@ -1014,6 +1014,86 @@ export function describeImageCodecConformance(options: ImageCodecConformanceOpti
       );
     });
 
+    describe("sourceKey", () => {
+      check(
+        "encode",
+        "a sourceKey changes nothing the caller sees: each of several uses runs its own steps on the source",
+        async () => {
+          // The same bytes under one key, used again and again with different steps and outputs (a
+          // codec may keep the decoded source from one use to the next), and an EXIF-rotated JPEG
+          // under another key: every answer is what the same request without a key gives.
+          const quadrants = await quadrantsImage(80, 40);
+          const key = `conformance-${Math.random().toString(36).slice(2)}`;
+          const keyed = async (
+            input: Uint8Array,
+            sourceKey: string,
+            steps: TransformStep[],
+            format: ImageFormat,
+          ) => {
+            const encoded = await codec.transform({
+              input,
+              steps,
+              output: { format, quality: 90, flattenBackground: Colors.black },
+              limits: DEFAULT_LIMITS,
+              sourceKey,
+            });
+            return decodeRaw(encoded.data);
+          };
+          for (let use = 0; use < 3; use += 1) {
+            const whole = await keyed(quadrants, key, [], "png");
+            expect([whole.width, whole.height]).toEqual([80, 40]);
+            expectColor(whole, 10, 10, DEFAULT_QUADRANTS.topLeft);
+            expectColor(whole, 70, 30, DEFAULT_QUADRANTS.bottomRight);
+            if (codec.capabilities.steps.includes("mirror")) {
+              const mirrored = await keyed(quadrants, key, [{ type: "mirror", mode: "horizontal" }], "png");
+              expectColor(mirrored, 10, 10, DEFAULT_QUADRANTS.topRight);
+              expectColor(mirrored, 70, 30, DEFAULT_QUADRANTS.bottomLeft);
+            }
+            if (codec.capabilities.steps.includes("crop")) {
+              const cropped = await keyed(
+                quadrants,
+                key,
+                [{ type: "crop", left: 40, top: 20, width: 40, height: 20 }],
+                "jpeg",
+              );
+              expect([cropped.width, cropped.height]).toEqual([40, 20]);
+              expectColor(cropped, 20, 10, DEFAULT_QUADRANTS.bottomRight, LOSSY);
+            }
+          }
+          const rotatedKey = `${key}-oriented`;
+          const oriented = await orientedJpeg();
+          const plain = await decodeRaw(
+            (
+              await codec.transform({
+                input: oriented,
+                steps: [],
+                output: { format: "png", quality: 90, flattenBackground: Colors.black },
+                limits: DEFAULT_LIMITS,
+              })
+            ).data,
+          );
+          for (let use = 0; use < 3; use += 1) {
+            const image = await keyed(oriented, rotatedKey, [], "png");
+            expect([image.width, image.height]).toEqual([plain.width, plain.height]);
+            const asColor = ({ r, g, b, a }: ReturnType<typeof pixelAt>): Rgba => ({
+              r,
+              g,
+              b,
+              alpha: a / 255,
+            });
+            expectColor(image, 1, 1, asColor(pixelAt(plain, 1, 1)), LOSSY);
+            expectColor(
+              image,
+              plain.width - 2,
+              plain.height - 2,
+              asColor(pixelAt(plain, plain.width - 2, plain.height - 2)),
+              LOSSY,
+            );
+          }
+        },
+      );
+    });
+
     describe("errors", () => {
       check("errors", "truncated jpeg and png reject with INVALID_IMAGE", async () => {
         for (const format of ["jpeg", "png"] as const) {
