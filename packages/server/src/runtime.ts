@@ -35,14 +35,6 @@ import type { RequestEvent } from "@pixport/http";
 import { createTesseractTextExtractor } from "@pixport/ocr-tesseract";
 import { createThumbhashPlaceholders } from "@pixport/placeholders";
 import {
-  createRedisAccountStore,
-  createRedisImageRepository,
-  createRedisKeyStore,
-  createRedisLockService,
-  createRedisQuotaStore,
-  createRedisRateLimiter,
-} from "@pixport/redis";
-import {
   createFsAccountStore,
   createFsBlobStore,
   createFsImageRepository,
@@ -50,7 +42,7 @@ import {
   createFsQuotaStore,
 } from "@pixport/storage-fs";
 import { createOpenAiModels } from "@pixport/vision-openai";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import type { ServerConfig } from "./config.js";
 import { createNodeVariantSigner } from "./node-signer.js";
 import { type Instrumentation, instrumentCodec, instrumentModels } from "./observability.js";
@@ -154,7 +146,18 @@ export async function createPixportRuntime(
     accounts: createFsAccountStore({ root: paths.accounts }),
     quota: fsQuota,
   };
-  if (config.redisUrl !== undefined) {
+  // The Redis adapters (and ioredis) are loaded only when configured: on the embedded defaults they
+  // would only cost memory (ioredis alone: 8-10 MB of RSS, imported after the server's other modules).
+  const redisAdapters = config.redisUrl === undefined ? undefined : await import("@pixport/redis");
+  if (config.redisUrl !== undefined && redisAdapters !== undefined) {
+    const {
+      createRedisAccountStore,
+      createRedisKeyStore,
+      createRedisLockService,
+      createRedisQuotaStore,
+      createRedisRateLimiter,
+    } = redisAdapters;
+    const { Redis } = await import("ioredis");
     // Fail fast during an outage instead of queueing commands: the outage policy answers 503.
     redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
     redis.on("error", (error: Error) => logger.warn?.("redis connection error", { error: error.message }));
@@ -179,7 +182,9 @@ export async function createPixportRuntime(
     };
   }
   // `metadata: "redis"` requires `redisUrl` (checked when the config is resolved).
-  const images: ImageRepository = fsImages ?? createRedisImageRepository({ client: redis as Redis });
+  const images: ImageRepository =
+    fsImages ??
+    (redisAdapters as typeof import("@pixport/redis")).createRedisImageRepository({ client: redis as Redis });
 
   // Composition goes through the container: every adapter the config asks for is registered under
   // its token unless the caller's container already has one (`options.container`), and the
