@@ -4,7 +4,8 @@
 //     node:http server streaming the same bytes from a file. Target: at least 0.9x.
 // (b) cache misses: a distinct width per request (w_400.jpeg, w_401.jpeg, ...) against IPX 3 doing
 //     the same resize of the same local file (target: at least 1.2x) and against a raw sharp GET
-//     server (target: at least 0.95x).
+//     server (target: at least 0.95x). A second pixport server with the codec's decoded-source
+//     cache off runs the same misses: the cost of a miss whose source is not kept decoded.
 // Usage: node bench/delivery.mjs [--seconds 10] [--concurrency 4] [--rounds 2]
 // Run `npx --yes pnpm@12 run build` first.
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -69,29 +70,41 @@ const children = [];
 try {
   const source = await fixture();
   await writeFile(path.join(dir, "fixture.jpg"), source);
-  const pixport = await startChild(
-    path.join(here, "pixport-child.mjs"),
-    [path.join(dir, "data")],
-    { PIXPORT_BENCH_DELIVERY: JSON.stringify({ signingKeys: [SECRET], cacheBytes: 2 * 1024 ** 3 }) },
-    // e.g. BENCH_PIXPORT_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the pixport side.
-    process.env.BENCH_PIXPORT_NODE_ARGS?.split(" ").filter(Boolean) ?? [],
-  );
-  children.push(pixport);
-  const key = /KEY (\S+)/.exec(pixport.output())[1];
-  const form = new FormData();
-  form.append("name", "bench");
-  form.append("image", new Blob([source]), "fixture.jpg");
-  const image = await (
-    await fetch(`${pixport.url}/v1/images/upload`, {
+  /** A pixport child with the fixture uploaded and published: the child, its URL and the image id. */
+  const startPixport = async (name, extraEnv) => {
+    const server = await startChild(
+      path.join(here, "pixport-child.mjs"),
+      [path.join(dir, name)],
+      {
+        PIXPORT_BENCH_DELIVERY: JSON.stringify({ signingKeys: [SECRET], cacheBytes: 2 * 1024 ** 3 }),
+        ...extraEnv,
+      },
+      // e.g. BENCH_PIXPORT_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the pixport side.
+      process.env.BENCH_PIXPORT_NODE_ARGS?.split(" ").filter(Boolean) ?? [],
+    );
+    children.push(server);
+    const key = /KEY (\S+)/.exec(server.output())[1];
+    const form = new FormData();
+    form.append("name", "bench");
+    form.append("image", new Blob([source]), "fixture.jpg");
+    const uploaded = await (
+      await fetch(`${server.url}/v1/images/upload`, {
+        method: "POST",
+        headers: { "x-api-key": key },
+        body: form,
+      })
+    ).json();
+    await fetch(`${server.url}/v1/images/${uploaded.id}/publish`, {
       method: "POST",
       headers: { "x-api-key": key },
-      body: form,
-    })
-  ).json();
-  await fetch(`${pixport.url}/v1/images/${image.id}/publish`, {
-    method: "POST",
-    headers: { "x-api-key": key },
-  });
+    });
+    return { ...server, imageId: uploaded.id };
+  };
+  const pixport = await startPixport("data", {});
+  const image = { id: pixport.imageId };
+  // The same server with the codec's decoded-source cache off: what a miss costs when its source
+  // is not kept decoded (a source's first variants, or more hot sources than the cache holds).
+  const cold = await startPixport("data-cold", { PIXPORT_BENCH_SOURCE_CACHE_BYTES: "0" });
 
   // (a) the hit: one variant, made once before the run; its bytes are the static server's file.
   const hitUrl = await variantUrl({
@@ -119,24 +132,31 @@ try {
   // quality of its round, the same sequence for all three servers, so each request is new to
   // pixport's cache and the same work everywhere.
   const widthOf = (i) => 400 + (i % 1400);
-  const results = { hit: [], static: [], miss: [], ipx: [], sharp: [] };
+  const results = { hit: [], static: [], miss: [], cold: [], ipx: [], sharp: [] };
   for (let round = 0; round < rounds; round += 1) {
     const quality = 80 - round;
     const urls = [];
+    const coldUrls = [];
     for (let i = 0; i < 1400; i += 1) {
-      urls.push(
-        await variantUrl({
-          base: pixport.url,
-          secret: SECRET,
-          imageId: image.id,
-          modifiers: [`w_${widthOf(i)}`, `q_${quality}`],
-          ext: "jpeg",
-        }),
-      );
+      for (const [server, list] of [
+        [pixport, urls],
+        [cold, coldUrls],
+      ]) {
+        list.push(
+          await variantUrl({
+            base: server.url,
+            secret: SECRET,
+            imageId: server.imageId,
+            modifiers: [`w_${widthOf(i)}`, `q_${quality}`],
+            ext: "jpeg",
+          }),
+        );
+      }
     }
     results.hit.push(await load(() => fetchOk(hitUrl)));
     results.static.push(await load(() => fetchOk(staticServer.url)));
     results.miss.push(await load((i) => fetchOk(urls[i % urls.length])));
+    results.cold.push(await load((i) => fetchOk(coldUrls[i % coldUrls.length])));
     results.ipx.push(await load((i) => fetchOk(`${ipx.url}/w_${widthOf(i)},q_${quality}/fixture.jpg`)));
     results.sharp.push(await load((i) => fetchOk(`${rawSharp.url}/?width=${widthOf(i)}&quality=${quality}`)));
   }
@@ -151,7 +171,9 @@ try {
   const sharpBest = best(results.sharp);
   console.log(line("pixport variant, cache hit", hit));
   console.log(line("static file (node:http)", stat));
+  const coldBest = best(results.cold);
   console.log(line("pixport variant, cache miss", miss));
+  console.log(line("  the same, source cache off", coldBest));
   console.log(line("IPX 3, same resize", ipxBest));
   console.log(line("raw sharp GET, same resize", sharpBest));
   const ratio = (a, b, target) =>
@@ -159,9 +181,12 @@ try {
   console.log(`hit / static file: ${ratio(hit, stat, 0.9)}`);
   console.log(`miss / IPX: ${ratio(miss, ipxBest, 1.2)}`);
   console.log(`miss / raw sharp: ${ratio(miss, sharpBest, 0.95)}`);
-  const names = ["pixport", "static", "ipx", "raw sharp"];
+  console.log(
+    `source cache off: ${(coldBest.rps / ipxBest.rps).toFixed(3)}x IPX, ${(coldBest.rps / sharpBest.rps).toFixed(3)}x raw sharp`,
+  );
+  const names = ["pixport", "pixport (source cache off)", "static", "ipx", "raw sharp"];
   const peaks = await Promise.all(
-    [pixport, staticServer, ipx, rawSharp].map((child) => peakRss(child.child)),
+    [pixport, cold, staticServer, ipx, rawSharp].map((child) => peakRss(child.child)),
   );
   console.log(
     `peak RSS: ${peaks.map((bytes, index) => `${names[index]} ${(bytes / 1e6).toFixed(0)} MB`).join(", ")}`,

@@ -27,6 +27,10 @@ const running = await startPixportServer(
     ...(process.env.PIXPORT_BENCH_DELIVERY
       ? { delivery: JSON.parse(process.env.PIXPORT_BENCH_DELIVERY) }
       : {}),
+    // bench/delivery.mjs: a server with the codec's decoded-source cache off (0) beside the default.
+    ...(process.env.PIXPORT_BENCH_SOURCE_CACHE_BYTES
+      ? { sourceCacheBytes: Number(process.env.PIXPORT_BENCH_SOURCE_CACHE_BYTES) }
+      : {}),
     // bench/background.mjs picks the background remover (e.g. the ONNX engine and its model).
     ...(process.env.PIXPORT_BENCH_BACKGROUND
       ? { backgroundRemoval: JSON.parse(process.env.PIXPORT_BENCH_BACKGROUND) }
