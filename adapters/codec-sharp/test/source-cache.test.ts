@@ -14,7 +14,13 @@ async function picture(
   const height = options.height ?? 400;
   const channels = options.alpha ? 4 : 3;
   const noise = await sharp({
-    create: { width, height, channels, noise: { type: "gaussian", mean: 128, sigma: 40 } },
+    create: {
+      width,
+      height,
+      channels,
+      background: "#000000",
+      noise: { type: "gaussian", mean: 128, sigma: 40 },
+    },
   })
     .png()
     .toBuffer();
