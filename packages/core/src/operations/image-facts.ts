@@ -119,8 +119,9 @@ export async function getImageMetadata(
 
 /**
  * Computes the facts of new images in the background, one at a time, only while the node runs no
- * image job and no other billable operation (`busy()` false; an embedded OCR or segmentation model
- * works on this node's CPU too): a new image costs its caller nothing more, and paying work is never
+ * image job and no other billable operation (`busy()` false; the pipeline also counts the first
+ * 250 ms after one ended as busy, and an embedded OCR or segmentation model works on this node's
+ * CPU too): a new image costs its caller nothing more, and paying work is never
  * slowed (a 32 px decode plus ThumbHash and BlurHash, about 6 ms of CPU, was 17 % of a resize's
  * cost in bench/resize-throughput.mjs). At most `limit` images wait; past that the oldest are left to
  * their first metadata request, which computes and stores them the same way.
