@@ -14,7 +14,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { variantUrl } from "@pixport/url-signer";
-import { fixture, startChild } from "./lib.mjs";
+import { fixture, startChild, uploadTo } from "./lib.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -83,22 +83,12 @@ try {
       process.env.BENCH_PIXPORT_NODE_ARGS?.split(" ").filter(Boolean) ?? [],
     );
     children.push(server);
-    const key = /KEY (\S+)/.exec(server.output())[1];
-    const form = new FormData();
-    form.append("name", "bench");
-    form.append("image", new Blob([source]), "fixture.jpg");
-    const uploaded = await (
-      await fetch(`${server.url}/v1/images/upload`, {
-        method: "POST",
-        headers: { "x-api-key": key },
-        body: form,
-      })
-    ).json();
-    await fetch(`${server.url}/v1/images/${uploaded.id}/publish`, {
+    const { key, id } = await uploadTo(server, source, "fixture.jpg");
+    await fetch(`${server.url}/v1/images/${id}/publish`, {
       method: "POST",
       headers: { "x-api-key": key },
     });
-    return { ...server, imageId: uploaded.id };
+    return { ...server, imageId: id };
   };
   const pixport = await startPixport("data", {});
   const image = { id: pixport.imageId };

@@ -54,3 +54,17 @@ export function reportPeakRss() {
     if (message === "peak-rss") process.send({ peakRss: Math.max(peakRss, process.memoryUsage.rss()) });
   });
 }
+
+/** Uploads `bytes` to a pixport child (its key from the child's output): the key and the image id. */
+export async function uploadTo(server, bytes, fileName = "bench.jpg") {
+  const key = /KEY (\S+)/.exec(server.output())[1];
+  const form = new FormData();
+  form.append("name", "bench");
+  form.append("image", new Blob([bytes]), fileName);
+  const response = await fetch(`${server.url}/v1/images/upload`, {
+    method: "POST",
+    headers: { "x-api-key": key },
+    body: form,
+  });
+  return { key, id: (await response.json()).id };
+}

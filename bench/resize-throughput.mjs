@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { fixture, startChild } from "./lib.mjs";
+import { fixture, startChild, uploadTo } from "./lib.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -106,19 +106,9 @@ const raw = await startChild(path.join(here, "raw-sharp-server.mjs"), []);
 try {
   /** Uploads the fixture to a pixport child and returns the sender of its resize requests. */
   const resizer = async (server) => {
-    const key = /KEY (\S+)/.exec(server.output())[1];
-    const form = new FormData();
-    form.append("name", "bench");
-    form.append("image", new Blob([jpeg]), "bench.jpg");
-    const uploaded = await (
-      await fetch(`${server.url}/v1/images/upload`, {
-        method: "POST",
-        headers: { "x-api-key": key },
-        body: form,
-      })
-    ).json();
+    const { key, id } = await uploadTo(server, jpeg);
     return async () => {
-      const response = await fetch(`${server.url}/v1/images/${uploaded.id}/resize`, {
+      const response = await fetch(`${server.url}/v1/images/${id}/resize`, {
         method: "POST",
         headers: { "x-api-key": key, "content-type": "application/json" },
         body: '{"width":800}',
