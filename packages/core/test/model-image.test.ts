@@ -121,11 +121,11 @@ describe("the image handed to a text extractor", () => {
   it("background facts wait for a quiet time: not in the gaps of a client sending one request after another", async () => {
     const { pipeline, samples } = setup(true, { facts: true });
     const image = await pipeline.uploadImage(live, { name: "page", image: fake("png", 30, 20) });
-    // Requests 60 ms apart: longer than the scheduler's 50 ms poll (facts used to start in such a
-    // gap and run beside the next request), shorter than the 250 ms quiet time.
-    for (let request = 0; request < 6; request += 1) {
+    // Requests 100 ms apart: twice the scheduler's 50 ms poll (facts used to start in such a gap
+    // and run beside the next request), well under the 250 ms quiet time.
+    for (let request = 0; request < 5; request += 1) {
       await pipeline.resizeImage(live, { imageId: image.id, body: { width: 10 + request } });
-      await new Promise((resolve) => setTimeout(resolve, 60));
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(samples).toHaveLength(0);
     await expect.poll(() => samples.length).toBeGreaterThanOrEqual(1);
