@@ -208,4 +208,29 @@ describe("access logs, request ids and /metrics of the prebuilt server", () => {
     expect(await variantsOf("miss")).toBe(misses + 1);
     expect(await variantsOf("hit")).toBe(hits + 2);
   }, 60_000);
+
+  it("shows the codec's decoded-source cache: a stored image transformed twice is kept, within the default bound", async () => {
+    const sourceCache = async () => {
+      const family = (await scrape()).find((candidate) => candidate.name === "pixport_source_cache_bytes");
+      const value = (kind: string) =>
+        Number(family?.metrics.find((metric) => metric.labels?.kind === kind)?.value ?? Number.NaN);
+      return { held: value("held"), bound: value("bound") };
+    };
+    const before = await sourceCache();
+    expect(before.bound).toBe(64 * 1024 * 1024);
+    const image = await call(node.url, "POST", "/v1/images/upload", {
+      key,
+      form: uploadForm("kept", await halves(300, 200, [255, 0, 0], [0, 0, 255])),
+    });
+    expect(image.status).toBe(201);
+    // The first transform decodes as usual; the second keeps the decoded 300 x 200 RGB source.
+    for (const width of [100, 120]) {
+      const resized = await call(node.url, "POST", `/v1/images/${image.json.id}/resize`, {
+        key,
+        json: { width },
+      });
+      expect(resized.status, JSON.stringify(resized.json)).toBe(201);
+    }
+    expect((await sourceCache()).held - before.held).toBe(300 * 200 * 3);
+  }, 60_000);
 });

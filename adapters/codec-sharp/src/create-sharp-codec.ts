@@ -40,6 +40,15 @@ const CAPABILITIES: CodecCapabilities = Object.freeze({
   smartCrop: ["attention", "entropy"] as const,
 });
 
+/** The sharp codec: an {@link ImageCodec} that also tells how full its decoded-source cache is. */
+export interface SharpImageCodec extends ImageCodec {
+  /**
+   * The decoded-source cache (`sourceCacheBytes`): bytes of decoded pixels held now, and the bound
+   * (0: off). Read at any time, e.g. for a metrics gauge.
+   */
+  readonly sourceCache: { readonly bytes: number; readonly maxBytes: number };
+}
+
 /** The only libvips loaders left enabled by `blockUntrustedLoaders`. */
 const ALLOWED_LOADERS = [
   "VipsForeignLoadJpegBuffer",
@@ -89,7 +98,7 @@ const GIF_DITHER = 1;
  * const pipeline = createImagePipeline({ codec, blobStore, images, keys, publisher });
  * ```
  */
-export function createSharpCodec(options: SharpImageCodecOptions = {}): ImageCodec {
+export function createSharpCodec(options: SharpImageCodecOptions = {}): SharpImageCodec {
   const settings = parseSharpImageCodecOptions(options);
   if (settings.concurrency !== undefined) sharp.concurrency(settings.concurrency);
   if (settings.cache !== undefined) sharp.cache(settings.cache);
@@ -99,9 +108,16 @@ export function createSharpCodec(options: SharpImageCodecOptions = {}): ImageCod
   }
   const sources = settings.sourceCacheBytes > 0 ? new SourceCache(settings.sourceCacheBytes) : undefined;
   // The codec kit checks each request (shape, capabilities, the byte guard) before transform runs.
+  const cacheStats = {
+    get bytes() {
+      return sources?.bytes ?? 0;
+    },
+    maxBytes: settings.sourceCacheBytes,
+  };
   return defineImageCodec({
     name: "sharp",
     capabilities: CAPABILITIES,
+    sourceCache: cacheStats,
     probe: (input) => probe(input),
     transform: (request) => transform(request, settings, sources),
     sample: (input, maxSide, limits) => sample(input, maxSide, limits, settings),

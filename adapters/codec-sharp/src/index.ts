@@ -1,2 +1,2 @@
-export { createSharpCodec } from "./create-sharp-codec.js";
+export { createSharpCodec, type SharpImageCodec } from "./create-sharp-codec.js";
 export { type SharpImageCodecOptions, sharpImageCodecOptionsSchema } from "./options.js";

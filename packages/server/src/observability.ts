@@ -5,7 +5,7 @@ import {
   type Logger,
   type ModelPorts,
 } from "@pixport/core";
-import { uncheckedTransform } from "@pixport/core/internal";
+import { pipelineContext, uncheckedTransform } from "@pixport/core/internal";
 import type { RequestEvent } from "@pixport/http";
 import type { Request, Response } from "express";
 import { type Level, pino } from "pino";
@@ -122,6 +122,22 @@ export function createServerMetrics(
       this.set({ kind: "budget" }, stats?.maxBytes ?? 0);
     },
   });
+  // The codec's decoded-source cache, when the codec has one (the sharp codec's `sourceCache`).
+  const sourceCache = (
+    pipelineContext(pipeline).codec as { sourceCache?: { bytes: number; maxBytes: number } }
+  ).sourceCache;
+  if (sourceCache !== undefined) {
+    new Gauge({
+      name: "pixport_source_cache_bytes",
+      help: "Decoded pixels of stored images the codec keeps for their next transforms, and the bound.",
+      labelNames: ["kind"] as const,
+      registers: [registry],
+      collect() {
+        this.set({ kind: "held" }, sourceCache.bytes);
+        this.set({ kind: "bound" }, sourceCache.maxBytes);
+      },
+    });
+  }
   new Gauge({
     name: "pixport_model_circuit_state",
     help: "State of each model's circuit breaker (1 for the current state): closed, open or half-open.",
