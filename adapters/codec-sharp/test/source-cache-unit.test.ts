@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { type DecodedSource, NOT_KEPT, SourceCache } from "../src/source-cache.js";
+
+const decoded = (bytes: number): DecodedSource => ({
+  data: Buffer.alloc(bytes),
+  raw: { width: bytes, height: 1, channels: 1 },
+  hasAlpha: false,
+});
+
+describe("SourceCache (the sharp codec's decoded sources)", () => {
+  it("decodes a key once on its second use, even when several second uses come at once", async () => {
+    const cache = new SourceCache(1000);
+    let decodes = 0;
+    const decode = async () => {
+      decodes += 1;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return decoded(100);
+    };
+    expect(await cache.get("a", decode)).toBeNull(); // first use: only remembered
+    expect(decodes).toBe(0);
+    const together = await Promise.all(Array.from({ length: 5 }, () => cache.get("a", decode)));
+    expect(decodes).toBe(1);
+    expect(new Set(together).size).toBe(1);
+    expect(together[0]?.raw.width).toBe(100);
+    expect(await cache.get("a", decode)).toBe(together[0]);
+    expect(decodes).toBe(1);
+    expect(cache.bytes).toBe(100);
+  });
+
+  it("remembers a source not worth keeping (no second probe) and forgets a failed decode", async () => {
+    const cache = new SourceCache(1000);
+    let probes = 0;
+    const notKept = async (): Promise<typeof NOT_KEPT> => {
+      probes += 1;
+      return NOT_KEPT;
+    };
+    await cache.get("animation", notKept);
+    expect(await cache.get("animation", notKept)).toBeNull();
+    expect(await cache.get("animation", notKept)).toBeNull();
+    expect(probes).toBe(1);
+    expect(cache.bytes).toBe(0);
+
+    await cache.get("broken", async () => decoded(1));
+    await expect(cache.get("broken", async () => Promise.reject(new Error("corrupt")))).rejects.toThrow(
+      "corrupt",
+    );
+    // Still remembered as seen: the next use tries again.
+    expect((await cache.get("broken", async () => decoded(7)))?.raw.width).toBe(7);
+  });
+
+  it("stays within maxBytes, least recently used out first", async () => {
+    const cache = new SourceCache(300);
+    const keep = async (key: string) => {
+      await cache.get(key, async () => decoded(100));
+      return cache.get(key, async () => decoded(100));
+    };
+    for (const key of ["a", "b", "c"]) await keep(key);
+    expect(cache.bytes).toBe(300);
+    await cache.get("a", async () => decoded(100)); // a is now the most recently used
+    await keep("d"); // pushes out b, the least recently used
+    expect(cache.bytes).toBe(300);
+    let decodes = 0;
+    const counting = async () => {
+      decodes += 1;
+      return decoded(100);
+    };
+    expect(await cache.get("a", counting)).not.toBeNull();
+    expect(decodes).toBe(0);
+    expect(await cache.get("b", counting)).toBeNull(); // forgotten: a first use again
+  });
+});
