@@ -107,13 +107,13 @@ export function createSharpCodec(options: SharpImageCodecOptions = {}): SharpIma
     sharp.unblock({ operation: ALLOWED_LOADERS });
   }
   const sources = settings.sourceCacheBytes > 0 ? new SourceCache(settings.sourceCacheBytes) : undefined;
-  // The codec kit checks each request (shape, capabilities, the byte guard) before transform runs.
   const cacheStats = {
     get bytes() {
       return sources?.bytes ?? 0;
     },
     maxBytes: settings.sourceCacheBytes,
   };
+  // The codec kit checks each request (shape, capabilities, the byte guard) before transform runs.
   return defineImageCodec({
     name: "sharp",
     capabilities: CAPABILITIES,

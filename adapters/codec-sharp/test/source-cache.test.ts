@@ -245,6 +245,28 @@ describe("sharp codec: decoded sources kept by sourceKey", () => {
     expect(a.right[1]).toBeGreaterThan(a.right[2]!);
   });
 
+  it("keeps a source with an embedded colour profile in sRGB, as a decode converts it", async () => {
+    // Display P3 pixels of an sRGB (200, 40, 60): both paths must convert them back, not pass them on.
+    const flat = await sharp({
+      create: { width: 400, height: 200, channels: 3, background: { r: 200, g: 40, b: 60 } },
+    })
+      .jpeg()
+      .toBuffer();
+    const input = new Uint8Array(await sharp(flat).withIccProfile("p3").jpeg({ quality: 95 }).toBuffer());
+    expect((await sharp(input).metadata()).icc).toBeDefined();
+    const stored = [...(await sharp(input, { ignoreIcc: true }).raw().toBuffer()).subarray(0, 3)];
+    expect(Math.abs(stored[1]! - 40)).toBeGreaterThan(5); // the file holds P3 values
+    const codec = createSharpCodec();
+    for (let use = 0; use < 3; use += 1) {
+      const { data } = await codec.transform(request(input, resize(300), "p3"));
+      const [r, g, b] = (await sharp(data).raw().toBuffer()).subarray(0, 3);
+      expect(
+        [Math.abs(r! - 200), Math.abs(g! - 40), Math.abs(b! - 60)].every((d) => d <= 3),
+        `use ${use}`,
+      ).toBe(true);
+    }
+  });
+
   it("still applies each request's pixel limit to a kept source", async () => {
     const codec: ImageCodec = createSharpCodec();
     const input = await picture("jpeg");
