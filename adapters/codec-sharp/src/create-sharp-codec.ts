@@ -224,12 +224,16 @@ async function transform(
   };
 
   try {
+    // A failed decode for the cache (corrupt bytes, or the deadline of whichever request started
+    // it) falls back to the usual path, which answers for this request with its own deadline.
     const decoded =
       sources === undefined || request.sourceKey === undefined
         ? null
-        : await sources.get(request.sourceKey, () =>
-            decodeSource(input, format, limitInputPixels, decodeOptions, bounded, sources),
-          );
+        : await sources
+            .get(request.sourceKey, () =>
+              decodeSource(input, format, limitInputPixels, decodeOptions, bounded, sources),
+            )
+            .catch(() => null);
     if (decoded !== null && decoded.raw.width * decoded.raw.height <= limitInputPixels) {
       const size = { width: decoded.raw.width, height: decoded.raw.height };
       const rendered = await render(

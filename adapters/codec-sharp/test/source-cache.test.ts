@@ -267,6 +267,20 @@ describe("sharp codec: decoded sources kept by sourceKey", () => {
     }
   });
 
+  it("answers a corrupt source under a key as without one, on every use", async () => {
+    const whole = await picture("jpeg");
+    const truncated = whole.subarray(0, Math.floor(whole.length * 0.6));
+    const codec = createSharpCodec();
+    const codeOf = (sourceKey?: string) =>
+      codec.transform(request(truncated, resize(320), sourceKey)).then(
+        () => "no error",
+        (error: unknown) => (isImagePipelineError(error) ? error.code : String(error)),
+      );
+    const expected = await codeOf();
+    expect(expected).toBe("INVALID_IMAGE");
+    for (let use = 0; use < 3; use += 1) expect(await codeOf("truncated"), `use ${use}`).toBe(expected);
+  });
+
   it("still applies each request's pixel limit to a kept source", async () => {
     const codec: ImageCodec = createSharpCodec();
     const input = await picture("jpeg");
