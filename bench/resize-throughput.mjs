@@ -22,6 +22,9 @@ const { values } = parseArgs({
     // Adds a second pixport server with the web pages (playground, /docs) off, the first one having
     // them on (the default): what the pages cost API requests, in the same run.
     pages: { type: "boolean", default: false },
+    // Adds a second pixport server whose environment also has these variables (JSON), alternating
+    // with the first: an A/B of process settings in one run, e.g. '{"MALLOC_ARENA_MAX":"2"}'.
+    "variant-env": { type: "string" },
   },
 });
 const seconds = Number(values.seconds);
@@ -78,15 +81,25 @@ async function load(send, durationSeconds, child) {
 
 const jpeg = await fixture();
 const dataDir = await mkdtemp(path.join(tmpdir(), "pixport-bench-"));
+const variantEnv = values["variant-env"] === undefined ? undefined : JSON.parse(values["variant-env"]);
 const observeDir =
-  values.observability || values.pages ? await mkdtemp(path.join(tmpdir(), "pixport-bench-")) : undefined;
+  values.observability || values.pages || variantEnv !== undefined
+    ? await mkdtemp(path.join(tmpdir(), "pixport-bench-"))
+    : undefined;
 const observed =
   observeDir === undefined
     ? undefined
     : await startChild(
         path.join(here, "pixport-child.mjs"),
         [observeDir],
-        values.observability ? { PIXPORT_BENCH_OBSERVE: "on" } : { PIXPORT_BENCH_PAGES: "off" },
+        variantEnv !== undefined
+          ? {
+              ...(process.env.BENCH_PIXPORT_ENV ? JSON.parse(process.env.BENCH_PIXPORT_ENV) : {}),
+              ...variantEnv,
+            }
+          : values.observability
+            ? { PIXPORT_BENCH_OBSERVE: "on" }
+            : { PIXPORT_BENCH_PAGES: "off" },
         [],
         {
           stderr: "ignore",
@@ -200,6 +213,12 @@ try {
     const withoutPages = merge(results.observed);
     console.log(
       `pixport with the pages off: ${withoutPages.rps.toFixed(1)} req/s, p99 ${withoutPages.p99.toFixed(1)} ms, ${withoutPages.cpuPerRequest.toFixed(1)} CPU ms/req; ratio pages on / pages off: ${(ours.rps / withoutPages.rps).toFixed(3)}, CPU per request on / off: ${(ours.cpuPerRequest / withoutPages.cpuPerRequest).toFixed(3)}`,
+    );
+  } else if (variantEnv !== undefined) {
+    const variant = merge(results.observed);
+    const variantRss = await peakRss(observed.child);
+    console.log(
+      `pixport with ${JSON.stringify(variantEnv)}: ${variant.rps.toFixed(1)} req/s, p99 ${variant.p99.toFixed(1)} ms, ${variant.cpuPerRequest.toFixed(1)} CPU ms/req, peak RSS ${mb(variantRss)}; throughput ratio to raw sharp ${(variant.rps / reference.rps).toFixed(3)}, to the first pixport ${(variant.rps / ours.rps).toFixed(3)}; RSS ratio ${(variantRss / referenceRss).toFixed(2)}`,
     );
   } else if (observed !== undefined) {
     const withObservability = merge(results.observed);
