@@ -19,6 +19,7 @@ import {
   sniffImageFormat,
   TRANSFORM_STEP_TYPES,
 } from "@pixport/core";
+import { NOT_KEPT, SourceCache } from "@pixport/core/internal";
 import type { Metadata, Sharp, SharpOptions } from "sharp";
 import sharp from "sharp";
 import { asBuffer, invalidImage, translateSharpError } from "./errors.js";
@@ -28,7 +29,14 @@ import {
   type SharpImageCodecOptions,
 } from "./options.js";
 import { compilePasses, type Pass, sharpColor } from "./passes.js";
-import { type DecodedSource, NOT_KEPT, SourceCache } from "./source-cache.js";
+
+/** Decoded pixels of one source image, as libvips left them (EXIF orientation applied). */
+interface DecodedSource {
+  data: Buffer;
+  raw: { width: number; height: number; channels: 1 | 2 | 3 | 4 };
+  /** The source has an alpha channel (not: some pixel is transparent). */
+  hasAlpha: boolean;
+}
 
 const FORMATS: readonly ImageFormat[] = IMAGE_FORMATS;
 
@@ -106,7 +114,8 @@ export function createSharpCodec(options: SharpImageCodecOptions = {}): SharpIma
     sharp.block({ operation: ["VipsForeignLoad"] });
     sharp.unblock({ operation: ALLOWED_LOADERS });
   }
-  const sources = settings.sourceCacheBytes > 0 ? new SourceCache(settings.sourceCacheBytes) : undefined;
+  const sources =
+    settings.sourceCacheBytes > 0 ? new SourceCache<DecodedSource>(settings.sourceCacheBytes) : undefined;
   const cacheStats = {
     get bytes() {
       return sources?.bytes ?? 0;
@@ -195,7 +204,7 @@ async function sample(
 async function transform(
   request: TransformRequest,
   settings: ResolvedSharpImageCodecOptions,
-  sources: SourceCache | undefined,
+  sources: SourceCache<DecodedSource> | undefined,
 ): Promise<EncodedImage> {
   // A checked request (defineImageCodec, or the core's runCodec): bytes of a known format.
   const input = asBuffer(request.input, "input");
@@ -293,7 +302,7 @@ async function decodeSource(
   limitInputPixels: number,
   decodeOptions: SharpOptions,
   bounded: (image: Sharp) => Sharp,
-  sources: SourceCache,
+  sources: SourceCache<DecodedSource>,
 ): Promise<DecodedSource | typeof NOT_KEPT> {
   const metadata = await sharp(input, { limitInputPixels, failOn: "warning" }).metadata();
   if (ourFormat(metadata) !== format) {

@@ -18,6 +18,7 @@ export {
   randomString,
 } from "./ids.js";
 export { acceptedFormats, blobKeyFor, describeUnsupportedImage, FORMAT_LIST, toImage } from "./image.js";
+export { NOT_KEPT, SourceCache } from "./kept-sources.js";
 export { compareNewestFirst, paginate } from "./memory/paginate.js";
 export type { PipelineContext } from "./operations/context.js";
 export { probeInput } from "./operations/context.js";

@@ -1,25 +1,18 @@
-/** Decoded pixels of one source image, as libvips left them (EXIF orientation applied). */
-export interface DecodedSource {
-  data: Buffer;
-  raw: { width: number; height: number; channels: 1 | 2 | 3 | 4 };
-  /** The source has an alpha channel (not: some pixel is transparent). */
-  hasAlpha: boolean;
-}
-
 /** A source that is not kept decoded (animated, 16-bit, a colour space other than sRGB or grey, too big). */
 export const NOT_KEPT = Symbol("not kept");
 
 /**
- * Decoded sources kept between requests, by the request's `sourceKey`, least recently used out
+ * Decoded sources kept between requests by a codec, by the request's `sourceKey` (the sharp and
+ * jimp codecs use it; `data.byteLength` is what an entry costs), least recently used out
  * first past `maxBytes`. A key is decoded into the cache on its second use among the last
  * `recentKeys` keys seen, so an image transformed once costs nothing more than before; a source
  * larger than a quarter of `maxBytes` is never kept (a few big images cannot flush the rest).
  * Concurrent first uses of one key decode once.
  */
-export class SourceCache {
-  readonly #entries = new Map<string, DecodedSource | typeof NOT_KEPT>();
+export class SourceCache<Decoded extends { data: { byteLength: number } }> {
+  readonly #entries = new Map<string, Decoded | typeof NOT_KEPT>();
   readonly #seen = new Map<string, true>();
-  readonly #decoding = new Map<string, Promise<DecodedSource | typeof NOT_KEPT>>();
+  readonly #decoding = new Map<string, Promise<Decoded | typeof NOT_KEPT>>();
   #bytes = 0;
 
   constructor(
@@ -36,10 +29,7 @@ export class SourceCache {
    * The decoded source of `key`: from the cache, or from `decode` when the key was seen recently
    * (then kept), or `null` when it is the key's first use (the caller decodes as usual).
    */
-  async get(
-    key: string,
-    decode: () => Promise<DecodedSource | typeof NOT_KEPT>,
-  ): Promise<DecodedSource | null> {
+  async get(key: string, decode: () => Promise<Decoded | typeof NOT_KEPT>): Promise<Decoded | null> {
     const entry = this.#entries.get(key);
     if (entry !== undefined) {
       this.#entries.delete(key);
@@ -72,7 +62,7 @@ export class SourceCache {
     return width * height * channels <= this.maxBytes / 4;
   }
 
-  #keep(key: string, decoded: DecodedSource | typeof NOT_KEPT): void {
+  #keep(key: string, decoded: Decoded | typeof NOT_KEPT): void {
     this.#seen.delete(key);
     if (decoded === NOT_KEPT) {
       // Remembered (costing no pixels) so the source is not probed again on every use.

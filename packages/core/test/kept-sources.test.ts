@@ -1,15 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { type DecodedSource, NOT_KEPT, SourceCache } from "../src/source-cache.js";
+import { NOT_KEPT, SourceCache } from "../src/kept-sources.js";
 
-const decoded = (bytes: number): DecodedSource => ({
-  data: Buffer.alloc(bytes),
-  raw: { width: bytes, height: 1, channels: 1 },
-  hasAlpha: false,
-});
+interface Decoded {
+  data: Uint8Array;
+  raw: { width: number };
+}
+const decoded = (bytes: number): Decoded => ({ data: new Uint8Array(bytes), raw: { width: bytes } });
 
-describe("SourceCache (the sharp codec's decoded sources)", () => {
+describe("SourceCache (the decoded sources a codec keeps)", () => {
   it("decodes a key once on its second use, even when several second uses come at once", async () => {
-    const cache = new SourceCache(1000);
+    const cache = new SourceCache<Decoded>(1000);
     let decodes = 0;
     const decode = async () => {
       decodes += 1;
@@ -28,7 +28,7 @@ describe("SourceCache (the sharp codec's decoded sources)", () => {
   });
 
   it("remembers a source not worth keeping (no second probe) and forgets a failed decode", async () => {
-    const cache = new SourceCache(1000);
+    const cache = new SourceCache<Decoded>(1000);
     let probes = 0;
     const notKept = async (): Promise<typeof NOT_KEPT> => {
       probes += 1;
@@ -49,7 +49,7 @@ describe("SourceCache (the sharp codec's decoded sources)", () => {
   });
 
   it("stays within maxBytes, least recently used out first", async () => {
-    const cache = new SourceCache(300);
+    const cache = new SourceCache<Decoded>(300);
     const keep = async (key: string) => {
       await cache.get(key, async () => decoded(100));
       return cache.get(key, async () => decoded(100));
