@@ -21,6 +21,7 @@ import {
   sniffImageFormat,
   TRANSFORM_STEP_TYPES,
 } from "@pixport/core";
+import { NOT_KEPT, SourceCache } from "@pixport/core/internal";
 import { type Bitmap, crop, isOpaque, mirror } from "./bitmap.js";
 import { checkHeader, decode, decodeFrames, encodeFrames } from "./codecs.js";
 import { asBuffer, tooLarge, unsupported } from "./errors.js";
@@ -76,11 +77,13 @@ export function createJimpCodec(options: JimpImageCodecOptions = {}): JimpCodec 
   const settings = parseJimpImageCodecOptions(options);
   const workers = settings.workers ?? Math.max(1, Math.min(4, availableParallelism()));
   if (workers === 0) {
+    const kept =
+      settings.sourceCacheBytes > 0 ? new SourceCache<Bitmap>(settings.sourceCacheBytes) : undefined;
     return defineImageCodec({
       name: "jimp",
       capabilities: CAPABILITIES,
       probe: async (input: Uint8Array) => probe(input),
-      transform: (request: TransformRequest) => transformInThread(request, settings.maxInputPixels),
+      transform: (request: TransformRequest) => transformInThread(request, settings.maxInputPixels, kept),
       sample: (input: Uint8Array, maxSide: number, limits: DecodeLimits) =>
         sampleInThread(input, maxSide, pixelCap(limits.maxInputPixels, settings.maxInputPixels)),
       close: async () => {},
@@ -105,7 +108,8 @@ export function createJimpCodec(options: JimpImageCodecOptions = {}): JimpCodec 
     name: "jimp",
     capabilities: CAPABILITIES,
     probe: async (input: Uint8Array) => probe(input),
-    transform: (request: TransformRequest) => pool.run(request, settings.maxInputPixels),
+    transform: (request: TransformRequest) =>
+      pool.run(request, settings.maxInputPixels, Math.floor(settings.sourceCacheBytes / workers)),
     sample(input: Uint8Array, maxSide: number, limits: DecodeLimits) {
       asBuffer(input, "input");
       return pool.sample(
@@ -152,10 +156,14 @@ function probe(input: Uint8Array): ImageHeader | null {
   };
 }
 
-/** The whole transform on the calling thread (the worker threads run this too). */
+/**
+ * The whole transform on the calling thread (the worker threads run this too), starting from the
+ * decoded source kept in `keptSources` when the request's `sourceKey` has one.
+ */
 export async function transformInThread(
   request: TransformRequest,
   defaultMaxPixels: number,
+  keptSources?: SourceCache<Bitmap>,
 ): Promise<EncodedImage> {
   // A checked request (defineImageCodec on the main thread, or the core's runCodec).
   const input = asBuffer(request.input, "input");
@@ -173,7 +181,28 @@ export async function transformInThread(
     }
   }
 
-  const animation = await decodeFrames(input, maxPixels, "The input");
+  // A kept source is one still frame (steps never change their input bitmap); GIF output, whose
+  // encoder may work on its frames, always decodes.
+  const cache = keptSources;
+  const kept =
+    cache === undefined || request.sourceKey === undefined || request.output.format === "gif"
+      ? null
+      : await cache
+          .get(request.sourceKey, async () => {
+            const decoded = await decodeFrames(input, maxPixels, "The input");
+            const [only] = decoded.frames;
+            return decoded.frames.length === 1 &&
+              only !== undefined &&
+              only.data.byteLength <= cache.maxBytes / 4
+              ? only
+              : NOT_KEPT;
+          })
+          // A failed decode for the cache falls back to the usual path, which answers for this request.
+          .catch(() => null);
+  const animation =
+    kept !== null && kept.width * kept.height <= maxPixels
+      ? { frames: [kept], delays: [0], loop: null }
+      : await decodeFrames(input, maxPixels, "The input");
   // An animation written to GIF keeps every frame; to any other format, the first.
   const keep = animation.frames.length > 1 && request.output.format === "gif";
   const frames = keep ? animation.frames : animation.frames.slice(0, 1);

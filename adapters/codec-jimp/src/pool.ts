@@ -32,7 +32,7 @@ export function deserializeError(error: SerializedError): Error {
 
 /** What a worker does: a transform (with the default pixel cap), or a sample of the input. */
 export type WorkerTask =
-  | { kind: "transform"; request: TransformRequest; maxPixels: number }
+  | { kind: "transform"; request: TransformRequest; maxPixels: number; sourceCacheBytes: number }
   | { kind: "sample"; input: Uint8Array; maxSide: number; maxPixels: number };
 
 /** A job for the worker. */
@@ -76,9 +76,9 @@ export class JimpWorkerPool {
    * deadline rejects with `PROCESSING_TIMEOUT` and its worker is terminated (jimp's synchronous
    * work cannot be interrupted otherwise); the other jobs of that worker are sent to a fresh one.
    */
-  run(request: TransformRequest, maxPixels: number): Promise<EncodedImage> {
+  run(request: TransformRequest, maxPixels: number, sourceCacheBytes = 0): Promise<EncodedImage> {
     return this.submit(
-      { kind: "transform", request, maxPixels },
+      { kind: "transform", request, maxPixels, sourceCacheBytes },
       request.limits?.timeoutMs,
     ) as Promise<EncodedImage>;
   }

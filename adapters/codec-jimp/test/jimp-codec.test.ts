@@ -44,7 +44,10 @@ function fakeWebp(width: number, height: number, animated = false): Uint8Array {
 
 describe("createJimpCodec options", () => {
   it("applies the documented defaults", () => {
-    expect(jimpImageCodecOptionsSchema.parse({})).toEqual({ maxInputPixels: 50_000_000 });
+    expect(jimpImageCodecOptionsSchema.parse({})).toEqual({
+      maxInputPixels: 50_000_000,
+      sourceCacheBytes: 64 * 1024 * 1024,
+    });
   });
 
   it.each([

@@ -189,7 +189,7 @@ export const serverConfigSchema = z
     codec: z.enum(["sharp", "jimp"]).default("sharp"),
     /**
      * Decoded pixels of stored images kept for their next transforms and variants, per node, least
-     * recently used out first (sharp codec; see the README section "Memory budget"); `0` turns it
+     * recently used out first (either codec; see the README section "Memory budget"); `0` turns it
      * off. Outside `memoryBudget`, which bounds the pixels of running jobs. @default 64 MiB
      */
     sourceCacheBytes: z

@@ -375,7 +375,7 @@ async function createCodec(config: ServerConfig): Promise<ImageCodec> {
   const maxInputPixels = config.limits.maxInputPixels;
   if (config.codec === "jimp") {
     const { createJimpCodec } = await import("@pixport/codec-jimp");
-    return createJimpCodec({ maxInputPixels });
+    return createJimpCodec({ maxInputPixels, sourceCacheBytes: config.sourceCacheBytes });
   }
   const { createSharpCodec } = await import("@pixport/codec-sharp");
   return createSharpCodec({ maxInputPixels, sourceCacheBytes: config.sourceCacheBytes });
