@@ -101,15 +101,14 @@ export function createJimpCodec(options: JimpImageCodecOptions = {}): JimpCodec 
       `The jimp codec's worker script ${fileURLToPath(script)} is missing: build @pixport/codec-jimp (pnpm build), pass workerScript, or pass workers: 0.`,
     );
   }
-  const pool = new JimpWorkerPool(workers, script);
+  const pool = new JimpWorkerPool(workers, script, Math.floor(settings.sourceCacheBytes / workers));
   // The codec kit checks each request on this thread (so nothing odd is cloned to a worker), once:
   // the worker runs checked requests only.
   return defineImageCodec({
     name: "jimp",
     capabilities: CAPABILITIES,
     probe: async (input: Uint8Array) => probe(input),
-    transform: (request: TransformRequest) =>
-      pool.run(request, settings.maxInputPixels, Math.floor(settings.sourceCacheBytes / workers)),
+    transform: (request: TransformRequest) => pool.run(request, settings.maxInputPixels),
     sample(input: Uint8Array, maxSide: number, limits: DecodeLimits) {
       asBuffer(input, "input");
       return pool.sample(
@@ -183,19 +182,14 @@ export async function transformInThread(
 
   // A kept source is one still frame (steps never change their input bitmap); GIF output, whose
   // encoder may work on its frames, always decodes.
-  const cache = keptSources;
   const kept =
-    cache === undefined || request.sourceKey === undefined || request.output.format === "gif"
+    keptSources === undefined || request.sourceKey === undefined || request.output.format === "gif"
       ? null
-      : await cache
+      : await keptSources
           .get(request.sourceKey, async () => {
             const decoded = await decodeFrames(input, maxPixels, "The input");
             const [only] = decoded.frames;
-            return decoded.frames.length === 1 &&
-              only !== undefined &&
-              only.data.byteLength <= cache.maxBytes / 4
-              ? only
-              : NOT_KEPT;
+            return decoded.frames.length === 1 && only !== undefined ? only : NOT_KEPT;
           })
           // A failed decode for the cache falls back to the usual path, which answers for this request.
           .catch(() => null);

@@ -32,8 +32,13 @@ export function deserializeError(error: SerializedError): Error {
 
 /** What a worker does: a transform (with the default pixel cap), or a sample of the input. */
 export type WorkerTask =
-  | { kind: "transform"; request: TransformRequest; maxPixels: number; sourceCacheBytes: number }
+  | { kind: "transform"; request: TransformRequest; maxPixels: number }
   | { kind: "sample"; input: Uint8Array; maxSide: number; maxPixels: number };
+
+/** What a worker is started with. */
+export interface WorkerSettings {
+  sourceCacheBytes: number;
+}
 
 /** A job for the worker. */
 export type WorkerJob = WorkerTask & { id: number };
@@ -69,6 +74,8 @@ export class JimpWorkerPool {
   constructor(
     private readonly size: number,
     private readonly script: URL,
+    /** Each worker's share of the codec's `sourceCacheBytes` (its own decoded sources). */
+    private readonly sourceCacheBytes = 0,
   ) {}
 
   /**
@@ -76,9 +83,9 @@ export class JimpWorkerPool {
    * deadline rejects with `PROCESSING_TIMEOUT` and its worker is terminated (jimp's synchronous
    * work cannot be interrupted otherwise); the other jobs of that worker are sent to a fresh one.
    */
-  run(request: TransformRequest, maxPixels: number, sourceCacheBytes = 0): Promise<EncodedImage> {
+  run(request: TransformRequest, maxPixels: number): Promise<EncodedImage> {
     return this.submit(
-      { kind: "transform", request, maxPixels, sourceCacheBytes },
+      { kind: "transform", request, maxPixels },
       request.limits?.timeoutMs,
     ) as Promise<EncodedImage>;
   }
@@ -149,7 +156,10 @@ export class JimpWorkerPool {
   private spawn(): Slot {
     // The worker is the built script: it resolves packages by their default exports even when
     // this process runs with a `--conditions` flag (the test runner's `pixport-source`).
-    const worker = new Worker(this.script, { execArgv: withoutConditions(process.execArgv) });
+    const worker = new Worker(this.script, {
+      execArgv: withoutConditions(process.execArgv),
+      workerData: { sourceCacheBytes: this.sourceCacheBytes } satisfies WorkerSettings,
+    });
     worker.unref();
     const slot: Slot = { worker, jobs: new Map(), retired: false };
     worker.on("message", (answer: WorkerAnswer) => {

@@ -1,27 +1,23 @@
 // Entry of the jimp codec's worker threads (built to dist/worker.js; see pool.ts).
-import { parentPort } from "node:worker_threads";
+import { parentPort, workerData } from "node:worker_threads";
 import { SourceCache } from "@pixport/core/internal";
 import type { Bitmap } from "./bitmap.js";
 import { sampleInThread, transformInThread } from "./create-jimp-codec.js";
-import { serializeError, type WorkerAnswer, type WorkerJob } from "./pool.js";
+import { serializeError, type WorkerAnswer, type WorkerJob, type WorkerSettings } from "./pool.js";
 
 const port = parentPort;
 if (port === null) throw new Error("@pixport/codec-jimp's worker must run in a worker thread.");
 
-/** This worker's decoded sources (its share of the codec's `sourceCacheBytes`), made on first use. */
-let kept: SourceCache<Bitmap> | undefined;
-function keptSources(bytes: number): SourceCache<Bitmap> | undefined {
-  if (bytes <= 0) return undefined;
-  kept ??= new SourceCache<Bitmap>(bytes);
-  return kept;
-}
+// This worker's decoded sources: its share of the codec's `sourceCacheBytes`.
+const { sourceCacheBytes } = workerData as WorkerSettings;
+const kept = sourceCacheBytes > 0 ? new SourceCache<Bitmap>(sourceCacheBytes) : undefined;
 
 port.on("message", (job: WorkerJob) => {
   const { id } = job;
   const work =
     job.kind === "sample"
       ? sampleInThread(job.input, job.maxSide, job.maxPixels)
-      : transformInThread(job.request, job.maxPixels, keptSources(job.sourceCacheBytes));
+      : transformInThread(job.request, job.maxPixels, kept);
   work.then(
     (result) => {
       const data = result.data;

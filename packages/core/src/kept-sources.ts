@@ -53,18 +53,19 @@ export class SourceCache<Decoded extends { data: { byteLength: number } }> {
         () => this.#decoding.delete(key),
       );
     }
+    // A source over the bound was decoded for this use anyway: it serves it, and is not kept.
     const decoded = await decoding;
     return decoded === NOT_KEPT ? null : decoded;
   }
 
-  /** Whether a source of these dimensions could be kept at all. */
+  /** Whether a source of these dimensions could be kept at all (check it before decoding). */
   fits(width: number, height: number, channels: number): boolean {
     return width * height * channels <= this.maxBytes / 4;
   }
 
   #keep(key: string, decoded: Decoded | typeof NOT_KEPT): void {
     this.#seen.delete(key);
-    if (decoded === NOT_KEPT) {
+    if (decoded === NOT_KEPT || decoded.data.byteLength > this.maxBytes / 4) {
       // Remembered (costing no pixels) so the source is not probed again on every use.
       this.#entries.set(key, NOT_KEPT);
     } else {

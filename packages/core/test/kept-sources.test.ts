@@ -48,17 +48,31 @@ describe("SourceCache (the decoded sources a codec keeps)", () => {
     expect((await cache.get("broken", async () => decoded(7)))?.raw.width).toBe(7);
   });
 
+  it("serves a source over a quarter of maxBytes for the use that decoded it, and does not keep it", async () => {
+    const cache = new SourceCache<Decoded>(1000);
+    let decodes = 0;
+    const big = async () => {
+      decodes += 1;
+      return decoded(251);
+    };
+    await cache.get("big", big);
+    expect((await cache.get("big", big))?.raw.width).toBe(251);
+    expect(cache.bytes).toBe(0);
+    expect(await cache.get("big", big)).toBeNull(); // remembered as not kept: the caller decodes
+    expect(decodes).toBe(1);
+  });
+
   it("stays within maxBytes, least recently used out first", async () => {
-    const cache = new SourceCache<Decoded>(300);
+    const cache = new SourceCache<Decoded>(400);
     const keep = async (key: string) => {
       await cache.get(key, async () => decoded(100));
       return cache.get(key, async () => decoded(100));
     };
-    for (const key of ["a", "b", "c"]) await keep(key);
-    expect(cache.bytes).toBe(300);
+    for (const key of ["a", "b", "c", "d"]) await keep(key);
+    expect(cache.bytes).toBe(400);
     await cache.get("a", async () => decoded(100)); // a is now the most recently used
-    await keep("d"); // pushes out b, the least recently used
-    expect(cache.bytes).toBe(300);
+    await keep("e"); // pushes out b, the least recently used
+    expect(cache.bytes).toBe(400);
     let decodes = 0;
     const counting = async () => {
       decodes += 1;

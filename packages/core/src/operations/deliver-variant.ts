@@ -333,8 +333,9 @@ function boundedMemo<T>(limit: number): {
   };
 }
 
-async function sha256Hex(text: string): Promise<string> {
-  const digest = await globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+async function sha256Hex(input: string | Uint8Array): Promise<string> {
+  const bytes = typeof input === "string" ? new TextEncoder().encode(input) : input;
+  const digest = await globalThis.crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
   return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
@@ -371,11 +372,7 @@ export function createVariantDelivery(
   const etagOf = async (data: Uint8Array): Promise<string> => {
     let etag = etags.get(data);
     if (etag === undefined) {
-      const digest = new Uint8Array(
-        await globalThis.crypto.subtle.digest("SHA-256", data as Uint8Array<ArrayBuffer>),
-      );
-      const hex = [...digest.subarray(0, 16)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
-      etag = `"${hex}-${data.byteLength.toString(16)}"`;
+      etag = `"${(await sha256Hex(data)).slice(0, 32)}-${data.byteLength.toString(16)}"`;
       etags.set(data, etag);
     }
     return etag;
