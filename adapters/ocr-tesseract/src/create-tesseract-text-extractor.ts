@@ -1,3 +1,4 @@
+import { rm } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { availableParallelism } from "node:os";
 import path from "node:path";
@@ -16,6 +17,13 @@ import {
   type OcrWord,
 } from "./layout.js";
 import { estimateLineHeight, scaleFor, TARGET_LINE_HEIGHT } from "./line-height.js";
+import {
+  checkNativeTesseract,
+  parseHocr,
+  type Region,
+  runNativeTesseract,
+  unpackTraineddata,
+} from "./native.js";
 import { eraseRules, findRules, type Rules, scaleRules } from "./rules.js";
 
 /** The API-visible model name of the embedded extractor. */
@@ -56,6 +64,18 @@ export const tesseractTextExtractorOptionsSchema = z
       .strict()
       .optional(),
     /**
+     * Which tesseract reads the page. `wasm` (the default): tesseract.js, nothing to install, each
+     * worker a WebAssembly tesseract whose memory grows to the largest page it read and never
+     * shrinks (about 150-250 MB per worker on 1000-3000 px pages). `native`: the system's
+     * `tesseract` executable (4 or later; Debian: `apt-get install tesseract-ocr`), one short-lived
+     * process per page with one thread, reading the same traineddata (unpacked once into a private
+     * temporary directory): its memory is returned when each page is done. Both feed the same
+     * pre-processing and layout step. @default "wasm"
+     */
+    engine: z.enum(["wasm", "native"]).default("wasm"),
+    /** The `tesseract` executable of `engine: "native"` (a path, or a name on PATH). @default "tesseract" */
+    tesseractPath: z.string().min(1).default("tesseract"),
+    /**
      * Directory holding `eng.traineddata.gz`. @default the `4.0.0_best_int` data of
      * `@tesseract.js-data/eng` (installed with this package; nothing is downloaded)
      */
@@ -71,6 +91,71 @@ export interface TesseractTextExtractor extends TextExtractor {
   close(): Promise<void>;
 }
 
+/** One engine instance of the pool: a tesseract.js worker, or a slot for native processes. */
+interface PageReader {
+  /** The page's layout; with `region`, that part of it read as one block of text (mode 6). */
+  read(png: Buffer, region?: Region): Promise<OcrBlock[]>;
+  /** Stops what it is reading now (the caller gave up) and frees it. */
+  terminate(): Promise<void>;
+}
+
+async function startWasmReader(langPath: string): Promise<PageReader> {
+  const worker: Worker = await createWorker("eng", OEM.LSTM_ONLY, {
+    langPath,
+    gzip: true,
+    cacheMethod: "none",
+  });
+  let mode: PSM = PSM.AUTO;
+  await worker.setParameters({ tessedit_pageseg_mode: mode, preserve_interword_spaces: "0" });
+  return {
+    async read(png, region) {
+      const wanted = region === undefined ? PSM.AUTO : PSM.SINGLE_BLOCK;
+      if (wanted !== mode) {
+        await worker.setParameters({ tessedit_pageseg_mode: wanted });
+        mode = wanted;
+      }
+      const result = await worker.recognize(png, region === undefined ? {} : { rectangle: region }, {
+        blocks: true,
+        text: false,
+      });
+      return (result.data.blocks ?? []) as unknown as OcrBlock[];
+    },
+    async terminate() {
+      await worker.terminate();
+    },
+  };
+}
+
+function nativeReader(binary: string, tessdata: string): PageReader {
+  const running = new Set<AbortController>();
+  return {
+    async read(png, region) {
+      const controller = new AbortController();
+      running.add(controller);
+      try {
+        const input =
+          region === undefined
+            ? png
+            : await sharp(png).extract(region).png({ compressionLevel: 1 }).toBuffer();
+        const hocr = await runNativeTesseract({
+          binary,
+          tessdata,
+          language: "eng",
+          png: input,
+          psm: region === undefined ? 3 : 6,
+          signal: controller.signal,
+        });
+        return parseHocr(hocr, region?.left ?? 0, region?.top ?? 0);
+      } finally {
+        running.delete(controller);
+      }
+    },
+    async terminate() {
+      for (const controller of running) controller.abort(new Error("terminated"));
+    },
+  };
+}
+
 function defaultLangPath(): string {
   const require = createRequire(import.meta.url);
   return path.join(path.dirname(require.resolve("@tesseract.js-data/eng/package.json")), "4.0.0_best_int");
@@ -78,7 +163,8 @@ function defaultLangPath(): string {
 
 /**
  * The embedded, offline `extract-formatted-text` backend (model name `tesseract`): tesseract.js
- * (WebAssembly LSTM engine, page segmentation mode 3) with the English data of
+ * (WebAssembly LSTM engine, page segmentation mode 3; or the system's `tesseract` with
+ * `engine: "native"`, see the option) with the English data of
  * `@tesseract.js-data/eng` read from disk (`langPath`, `cacheMethod: "none"`: no download, no
  * cache writes). It declares `lossless`, so the core hands it the original's full-size pixels as
  * PNG. Each page is pre-processed: greyscale and contrast stretch, straightened (skew measured from
@@ -106,23 +192,27 @@ export function createTesseractTextExtractor(
   const maxQueued = options.maxQueued ?? size * 4;
   let admitted = 0;
   const langPath = options.langPath ?? defaultLangPath();
-  const idle: Worker[] = [];
-  const busy = new Set<Worker>();
-  const starting = new Set<Promise<Worker>>();
-  const waiting: ((worker: Worker) => void)[] = [];
+  if (options.engine === "native") checkNativeTesseract(options.tesseractPath);
+  const idle: PageReader[] = [];
+  const busy = new Set<PageReader>();
+  const starting = new Set<Promise<PageReader>>();
+  const waiting: ((worker: PageReader) => void)[] = [];
   let closed = false;
+  // The native engine's traineddata, unpacked on first use (a failed unpack is tried again).
+  let tessdata: Promise<string> | undefined;
 
-  async function startWorker(): Promise<Worker> {
-    const worker = await createWorker("eng", OEM.LSTM_ONLY, {
-      langPath,
-      gzip: true,
-      cacheMethod: "none",
-    });
-    await worker.setParameters({ tessedit_pageseg_mode: PSM.AUTO, preserve_interword_spaces: "0" });
-    return worker;
+  async function startWorker(): Promise<PageReader> {
+    if (options.engine === "wasm") return startWasmReader(langPath);
+    if (tessdata === undefined) {
+      tessdata = unpackTraineddata(langPath, "eng");
+      tessdata.catch(() => {
+        tessdata = undefined;
+      });
+    }
+    return nativeReader(options.tesseractPath, await tessdata);
   }
 
-  function acquire(): Promise<Worker> {
+  function acquire(): Promise<PageReader> {
     const ready = idle.pop();
     if (ready !== undefined) {
       busy.add(ready);
@@ -146,7 +236,7 @@ export function createTesseractTextExtractor(
     return new Promise((resolve) => waiting.push(resolve));
   }
 
-  function release(worker: Worker): void {
+  function release(worker: PageReader): void {
     const next = waiting.shift();
     if (next !== undefined && !closed) {
       next(worker);
@@ -157,7 +247,7 @@ export function createTesseractTextExtractor(
     else idle.push(worker);
   }
 
-  function discard(worker: Worker): void {
+  function discard(worker: PageReader): void {
     busy.delete(worker);
     void worker.terminate().catch(() => {});
     // A queued call gets a fresh worker in place of the discarded one.
@@ -167,7 +257,7 @@ export function createTesseractTextExtractor(
     }
   }
 
-  async function acquireFresh(): Promise<Worker> {
+  async function acquireFresh(): Promise<PageReader> {
     const worker = await startWorker();
     busy.add(worker);
     return worker;
@@ -258,7 +348,7 @@ export function createTesseractTextExtractor(
     };
     let input: Buffer;
     let rules: Rules;
-    let worker: Worker;
+    let worker: PageReader;
     try {
       ({ png: input, rules } = await Promise.race([preprocess(image), deadline]));
       const acquiring = acquire();
@@ -274,36 +364,24 @@ export function createTesseractTextExtractor(
       throw error;
     }
     try {
-      const result = await Promise.race([
-        worker.recognize(input, {}, { blocks: true, text: false }),
-        deadline,
-      ]);
+      const blocks = await Promise.race([worker.read(input), deadline]);
       // Ruled tables are read again, each as one block of text (page segmentation mode 6): in the
       // page pass tesseract drops short, isolated cell texts (a lone number in a column).
       const tableWords: OcrWord[] = [];
-      const grids = findGrids(rules, 0.5 * TARGET_LINE_HEIGHT);
-      if (grids.length > 0) {
-        await Promise.race([worker.setParameters({ tessedit_pageseg_mode: PSM.SINGLE_BLOCK }), deadline]);
-        for (const grid of grids) {
-          const rectangle = {
-            left: Math.max(0, Math.floor(grid.left)),
-            top: Math.max(0, Math.floor(grid.top)),
-            width: Math.ceil(grid.right - grid.left),
-            height: Math.ceil(grid.bottom - grid.top),
-          };
-          const table = await Promise.race([
-            worker.recognize(input, { rectangle }, { blocks: true, text: false }),
-            deadline,
-          ]);
-          const blocks = (table.data.blocks ?? []) as unknown as OcrBlock[];
-          tableWords.push(
-            ...blocks.flatMap((block) => block.paragraphs.flatMap((p) => p.lines.flatMap((l) => l.words))),
-          );
-        }
-        await Promise.race([worker.setParameters({ tessedit_pageseg_mode: PSM.AUTO }), deadline]);
+      for (const grid of findGrids(rules, 0.5 * TARGET_LINE_HEIGHT)) {
+        const region = {
+          left: Math.max(0, Math.floor(grid.left)),
+          top: Math.max(0, Math.floor(grid.top)),
+          width: Math.ceil(grid.right - grid.left),
+          height: Math.ceil(grid.bottom - grid.top),
+        };
+        const table = await Promise.race([worker.read(input, region), deadline]);
+        tableWords.push(
+          ...table.flatMap((block) => block.paragraphs.flatMap((p) => p.lines.flatMap((l) => l.words))),
+        );
       }
       release(worker);
-      return { blocks: (result.data.blocks ?? []) as unknown as OcrBlock[], rules, tableWords };
+      return { blocks, rules, tableWords };
     } catch (error) {
       discard(worker);
       if (error instanceof ImagePipelineError || signal?.aborted === true) throw error;
@@ -336,6 +414,8 @@ export function createTesseractTextExtractor(
       idle.length = 0;
       busy.clear();
       await Promise.all(all.map((worker) => worker?.terminate().catch(() => {})));
+      const unpacked = await tessdata?.catch(() => undefined);
+      if (unpacked !== undefined) await rm(unpacked, { recursive: true, force: true });
     },
   };
 }
