@@ -233,3 +233,39 @@ describe("extract-formatted-text on the embedded tesseract extractor (no models 
     }
   });
 });
+
+describe("extract-formatted-text on the native tesseract engine (ocrEngine: native)", () => {
+  const running = useServer({ ocrEngine: "native" });
+
+  it("reads 2400 px pages over HTTP exactly as the native library reads the same PNG", async () => {
+    const live = await newKey(running.server, "live", "native-reader");
+    const library = createTesseractTextExtractor({ engine: "native", workers: 1 });
+    try {
+      for (const document of large) {
+        const image = await upload(running.url, live, document.data, document.name);
+        const answer = await call(running.url, "POST", `/v1/images/${image.id}/extract-formatted-text`, {
+          key: live,
+          json: { format: "markdown" },
+        });
+        expect(answer.status).toBe(201);
+        const direct = await library.extract({
+          model: "tesseract",
+          image: {
+            data: document.data,
+            mimeType: "image/png",
+            width: document.width,
+            height: document.height,
+          },
+          format: "markdown",
+        });
+        expect(answer.json.content).toBe(direct);
+        const got = parseMarkdownStructure(answer.json.content as string);
+        expect(got.headings).toEqual(document.structure.headings);
+        expect(got.bullets).toEqual(document.structure.bullets);
+        expect(got.tables).toEqual(document.structure.tables);
+      }
+    } finally {
+      await library.close();
+    }
+  });
+});

@@ -188,6 +188,13 @@ export const serverConfigSchema = z
      */
     codec: z.enum(["sharp", "jimp"]).default("sharp"),
     /**
+     * Engine of the embedded OCR (`extract-formatted-text` without an LLM extractor): `wasm`
+     * (tesseract.js, nothing to install) or `native` (the system's `tesseract` executable, 4 or
+     * later, checked at start; its memory is returned after each page). See the README section on
+     * OCR. @default "wasm"
+     */
+    ocrEngine: z.enum(["wasm", "native"]).default("wasm"),
+    /**
      * Decoded pixels of stored images kept for their next transforms and variants, per node, least
      * recently used out first (either codec; see the README section "Memory budget"); `0` turns it
      * off. Outside `memoryBudget`, which bounds the pixels of running jobs. @default 64 MiB
@@ -310,6 +317,7 @@ const ENV: Record<string, { key: string; kind: "number" | "string" | "boolean" |
   PIXPORT_LOG: { key: "log", kind: "boolean" },
   PIXPORT_LOG_LEVEL: { key: "logLevel", kind: "string" },
   PIXPORT_CODEC: { key: "codec", kind: "string" },
+  PIXPORT_OCR_ENGINE: { key: "ocrEngine", kind: "string" },
   PIXPORT_BLOB_CACHE_BYTES: { key: "blobCacheBytes", kind: "number" },
   PIXPORT_MAX_UPLOAD_BYTES: { key: "maxUploadBytes", kind: "limit" },
   PIXPORT_MAX_INPUT_PIXELS: { key: "maxInputPixels", kind: "limit" },

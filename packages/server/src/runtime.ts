@@ -225,7 +225,9 @@ export async function createPixportRuntime(
     const remote =
       config.models === undefined ? undefined : createOpenAiModels({ registry: config.models, logger });
     const embeddedExtractor =
-      config.models?.defaults.extract === undefined ? createTesseractTextExtractor() : undefined;
+      config.models?.defaults.extract === undefined
+        ? createTesseractTextExtractor({ engine: config.ocrEngine })
+        : undefined;
     if (embeddedExtractor !== undefined) owned.push(embeddedExtractor);
     const plain: ModelPorts = { ...remote, textExtractor: embeddedExtractor ?? remote?.textExtractor };
     const models =
