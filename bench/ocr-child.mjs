@@ -1,13 +1,14 @@
 // Child of bench/ocr.mjs: reads every PNG of a directory with the built @pixport/ocr-tesseract
-// extractor (one worker, warmed up first), one page at a time, in plain and in markdown, and
-// prints one JSON line per page, then its own peak RSS (worker threads included).
+// extractor (one worker, warmed up first; engine argv[3], wasm or native), one page at a time, in
+// plain and in markdown, and prints one JSON line per page, then its own peak RSS (worker threads
+// included; not the native engine's tesseract processes, which bench/ocr.mjs samples).
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { createTesseractTextExtractor } from "@pixport/ocr-tesseract";
 import sharp from "sharp";
 
 const directory = process.argv[2];
-const extractor = createTesseractTextExtractor({ workers: 1 });
+const extractor = createTesseractTextExtractor({ workers: 1, engine: process.argv[3] ?? "wasm" });
 const files = (await readdir(directory)).filter((name) => name.endsWith(".png")).sort();
 const load = async (file) => {
   const data = new Uint8Array(await readFile(path.join(directory, file)));

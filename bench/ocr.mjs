@@ -3,12 +3,18 @@
 // - cli: Debian's `tesseract` 5 CLI (package tesseract-ocr, installed here when missing), page
 //   segmentation mode 3, pinned to one thread (OMP_THREAD_LIMIT=1), plain text on stdout;
 // - library: the built @pixport/ocr-tesseract extractor in a child process, one warm worker;
-// - http: the prebuilt server (built packages) answering extract-formatted-text for the uploaded PNG.
+// - http: the prebuilt server (built packages) answering extract-formatted-text for the uploaded PNG;
+// each of the two with the extractor's engines: wasm (tesseract.js, the default) and native (the
+// same tesseract executable as the cli row, one process per page, fed the pre-processed page).
 // Prints each engine's mean and worst plain-text character error rate against the source, its
-// median time per page and the ratio to the CLI's, and its peak RSS; the library's markdown CER too.
+// median time per page and the ratio to the CLI's, and its peak RSS: for pixport's rows, the sum
+// over the process and its child processes (the native engine's tesseract), sampled every 10 ms,
+// beside the process's own peak; the library's markdown CER too.
 // Targets (issue 20): pixport's CER <= the CLI's, time <= 1.0x the CLI's, peak RSS <= 200 MB.
 // Usage: npx --yes pnpm@12 run build && npx tsx --conditions=pixport-source bench/ocr.mjs [--only name]
+//   [--engines wasm,native]
 import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -17,7 +23,10 @@ import { OCR_DOCUMENT_SUITE } from "../packages/testing/src/fixtures/document-su
 import { characterErrorRate, renderDocument } from "../packages/testing/src/fixtures/documents.ts";
 import { startChild } from "./lib.mjs";
 
-const { values } = parseArgs({ options: { only: { type: "string" } } });
+const { values } = parseArgs({
+  options: { only: { type: "string" }, engines: { type: "string", default: "wasm,native" } },
+});
+const engines = values.engines.split(",");
 const here = path.dirname(new URL(import.meta.url).pathname);
 
 function ensureCli() {
@@ -67,92 +76,150 @@ for (const { file, document } of pages) {
   });
 }
 
-// The library, in its own process.
-const library = [];
-let libraryPeak = 0;
-await new Promise((resolve, reject) => {
-  const child = spawn(process.execPath, [path.join(here, "ocr-child.mjs"), directory], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  let buffered = "";
-  child.stdout.on("data", (chunk) => {
-    buffered += chunk;
-    const lines = buffered.split("\n");
-    buffered = lines.pop();
-    for (const line of lines) {
-      const row = JSON.parse(line);
-      if (row.peakRss !== undefined) libraryPeak = row.peakRss;
-      else {
-        const { document } = pages.find((page) => page.file === row.file);
-        library.push({
-          file: row.file,
-          ms: row.plainMs,
-          cer: characterErrorRate(row.plain, document.plain),
-          markdownCer: characterErrorRate(row.markdown, document.markdown),
-        });
-      }
+/** RSS of a process and all its descendants, bytes (Linux /proc); 0 once it is gone. */
+function treeRss(pid) {
+  let total = 0;
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    total += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      const children = readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").trim();
+      for (const child of children === "" ? [] : children.split(" ")) total += treeRss(Number(child));
     }
-  });
-  child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`ocr-child exited ${code}`))));
-});
-
-// Over HTTP: the prebuilt server, one request at a time.
-const dataDir = await mkdtemp(path.join(tmpdir(), "pixport-ocr-bench-server-"));
-const server = await startChild(path.join(here, "pixport-child.mjs"), [dataDir]);
-process.on("exit", () => server.child.kill("SIGKILL"));
-const key = /KEY (\S+)/.exec(server.output())[1];
-const http = [];
-const extract = async (id) => {
-  const response = await fetch(`${server.url}/v1/images/${id}/extract-formatted-text`, {
-    method: "POST",
-    headers: { "x-api-key": key, "content-type": "application/json" },
-    body: JSON.stringify({ format: "plain" }),
-  });
-  if (response.status !== 201)
-    throw new Error(`extract answered ${response.status}: ${await response.text()}`);
-  return (await response.json()).content;
-};
-for (const [index, { file, document }] of pages.entries()) {
-  const form = new FormData();
-  form.append("name", file);
-  form.append("image", new Blob([await readFile(path.join(directory, file))]), file);
-  const uploaded = await fetch(`${server.url}/v1/images`, {
-    method: "POST",
-    headers: { "x-api-key": key },
-    body: form,
-  });
-  const body = await uploaded.json();
-  if (uploaded.status !== 201) throw new Error(`upload answered ${uploaded.status}: ${JSON.stringify(body)}`);
-  const { id } = body;
-  if (index === 0) await extract(id); // warm-up: the worker starts on the first call
-  const start = performance.now();
-  const content = await extract(id);
-  http.push({ file, ms: performance.now() - start, cer: characterErrorRate(content, document.plain) });
+  } catch {
+    // gone between two reads
+  }
+  return total;
 }
-server.child.send("peak-rss");
-const [{ peakRss: httpPeak }] = await new Promise((resolve) =>
-  server.child.once("message", (m) => resolve([m])),
-);
-server.child.kill("SIGTERM");
-await rm(dataDir, { recursive: true, force: true });
+
+/** Samples the tree RSS of `pid` every 10 ms until stopped; answers the largest sample. */
+function sampleTree(pid) {
+  let peak = 0;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, treeRss(pid));
+  }, 10);
+  return () => {
+    clearInterval(timer);
+    return peak;
+  };
+}
+
+/** The library in its own process: rows per page, its own peak RSS and its tree's. */
+async function runLibrary(engine) {
+  const rows = [];
+  let ownPeak = 0;
+  let treePeak = 0;
+  await new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(here, "ocr-child.mjs"), directory, engine], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    const stop = sampleTree(child.pid);
+    let buffered = "";
+    child.stdout.on("data", (chunk) => {
+      buffered += chunk;
+      const lines = buffered.split("\n");
+      buffered = lines.pop();
+      for (const line of lines) {
+        const row = JSON.parse(line);
+        if (row.peakRss !== undefined) ownPeak = row.peakRss;
+        else {
+          const { document } = pages.find((page) => page.file === row.file);
+          rows.push({
+            file: row.file,
+            ms: row.plainMs,
+            cer: characterErrorRate(row.plain, document.plain),
+            markdownCer: characterErrorRate(row.markdown, document.markdown),
+          });
+        }
+      }
+    });
+    child.once("exit", (code) => {
+      treePeak = stop();
+      if (code === 0) resolve();
+      else reject(new Error(`ocr-child exited ${code}`));
+    });
+  });
+  return { rows, ownPeak, treePeak: Math.max(treePeak, ownPeak) };
+}
+
+/** The prebuilt server, one request at a time: rows per page, its own peak RSS and its tree's. */
+async function runHttp(engine) {
+  const dataDir = await mkdtemp(path.join(tmpdir(), "pixport-ocr-bench-server-"));
+  const server = await startChild(path.join(here, "pixport-child.mjs"), [dataDir], {
+    PIXPORT_BENCH_OCR_ENGINE: engine,
+  });
+  const stop = sampleTree(server.child.pid);
+  const key = /KEY (\S+)/.exec(server.output())[1];
+  const rows = [];
+  const extract = async (id) => {
+    const response = await fetch(`${server.url}/v1/images/${id}/extract-formatted-text`, {
+      method: "POST",
+      headers: { "x-api-key": key, "content-type": "application/json" },
+      body: JSON.stringify({ format: "plain" }),
+    });
+    if (response.status !== 201)
+      throw new Error(`extract answered ${response.status}: ${await response.text()}`);
+    return (await response.json()).content;
+  };
+  try {
+    for (const [index, { file, document }] of pages.entries()) {
+      const form = new FormData();
+      form.append("name", file);
+      form.append("image", new Blob([await readFile(path.join(directory, file))]), file);
+      const uploaded = await fetch(`${server.url}/v1/images`, {
+        method: "POST",
+        headers: { "x-api-key": key },
+        body: form,
+      });
+      const body = await uploaded.json();
+      if (uploaded.status !== 201)
+        throw new Error(`upload answered ${uploaded.status}: ${JSON.stringify(body)}`);
+      const { id } = body;
+      if (index === 0) await extract(id); // warm-up: the worker starts on the first call
+      const start = performance.now();
+      const content = await extract(id);
+      rows.push({ file, ms: performance.now() - start, cer: characterErrorRate(content, document.plain) });
+    }
+    server.child.send("peak-rss");
+    const ownPeak = await new Promise((resolve) =>
+      server.child.once("message", (message) => resolve(message.peakRss)),
+    );
+    return { rows, ownPeak, treePeak: Math.max(stop(), ownPeak) };
+  } finally {
+    stop();
+    server.child.kill("SIGTERM");
+    await new Promise((resolve) => server.child.once("exit", resolve));
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+const results = [];
+for (const engine of engines) {
+  results.push({ name: `library ${engine}`, ...(await runLibrary(engine)) });
+  results.push({ name: `http ${engine}`, ...(await runHttp(engine)) });
+}
 await rm(directory, { recursive: true, force: true });
 
 const cliMedian = median(cli.map((row) => row.ms));
-const report = (name, rows, peak) => {
+const report = (name, rows, treePeak, ownPeak) => {
   const rates = rows.map((row) => row.cer);
   const time = median(rows.map((row) => row.ms));
   console.log(
-    `${name.padEnd(8)} plain CER mean ${mean(rates).toFixed(4)} worst ${Math.max(...rates).toFixed(4)}  ` +
-      `median ${time.toFixed(0)} ms/page (${(time / cliMedian).toFixed(2)}x cli)  peak RSS ${mb(peak)}`,
+    `${name.padEnd(15)} plain CER mean ${mean(rates).toFixed(4)} worst ${Math.max(...rates).toFixed(4)}  ` +
+      `median ${time.toFixed(0)} ms/page (${(time / cliMedian).toFixed(2)}x cli)  peak RSS ${mb(treePeak)}` +
+      (ownPeak === undefined ? "" : ` (process alone ${mb(ownPeak)})`),
   );
 };
-console.log("engine   accuracy (plain text vs source)              time                        memory");
-report("cli", cli, Math.max(...cli.map((row) => row.rss)));
-report("library", library, libraryPeak);
-report("http", http, httpPeak);
-const markdown = library.map((row) => row.markdownCer);
 console.log(
-  `library markdown CER mean ${mean(markdown).toFixed(4)} worst ${Math.max(...markdown).toFixed(4)} (the CLI has no markdown)`,
+  "engine          accuracy (plain text vs source)              time                        memory",
 );
+report("cli", cli, Math.max(...cli.map((row) => row.rss)));
+for (const result of results) report(result.name, result.rows, result.treePeak, result.ownPeak);
+for (const result of results.filter((entry) => entry.name.startsWith("library"))) {
+  const markdown = result.rows.map((row) => row.markdownCer);
+  console.log(
+    `${result.name} markdown CER mean ${mean(markdown).toFixed(4)} worst ${Math.max(...markdown).toFixed(4)} (the CLI has no markdown)`,
+  );
+}
 const worst = [...cli].sort((a, b) => b.cer - a.cer).slice(0, 5);
 console.log(`cli's worst pages: ${worst.map((row) => `${row.file} ${row.cer.toFixed(3)}`).join(", ")}`);

@@ -31,6 +31,8 @@ const running = await startPixportServer(
     ...(process.env.PIXPORT_BENCH_SOURCE_CACHE_BYTES
       ? { sourceCacheBytes: Number(process.env.PIXPORT_BENCH_SOURCE_CACHE_BYTES) }
       : {}),
+    // bench/ocr.mjs: the embedded OCR's engine (wasm or native).
+    ...(process.env.PIXPORT_BENCH_OCR_ENGINE ? { ocrEngine: process.env.PIXPORT_BENCH_OCR_ENGINE } : {}),
     // bench/background.mjs picks the background remover (e.g. the ONNX engine and its model).
     ...(process.env.PIXPORT_BENCH_BACKGROUND
       ? { backgroundRemoval: JSON.parse(process.env.PIXPORT_BENCH_BACKGROUND) }

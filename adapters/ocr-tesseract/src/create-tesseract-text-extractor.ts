@@ -7,6 +7,7 @@ import { ErrorCodes, ImagePipelineError, parseOptions } from "@pixport/core";
 import sharp from "sharp";
 import { createWorker, OEM, PSM, type Worker } from "tesseract.js";
 import { z } from "zod";
+import { stretchContrast } from "./contrast.js";
 import { measureSkew } from "./deskew.js";
 import { findGrids } from "./grid.js";
 import {
@@ -264,7 +265,8 @@ export function createTesseractTextExtractor(
   }
 
   /**
-   * The page tesseract reads: greyscale, contrast stretched, ruling lines found and painted white
+   * The page tesseract reads: greyscale, contrast stretched (2 % to 99 %, see `stretchContrast`),
+   * ruling lines found and painted white
    * (they go to the layout step instead), then scaled so the body text's line height is about
    * {@link TARGET_LINE_HEIGHT} px, and handed over losslessly (PNG, fastest compression).
    */
@@ -272,10 +274,10 @@ export function createTesseractTextExtractor(
     const { data, info } = await sharp(image.data, { failOn: "error" })
       .flatten({ background: "#ffffff" })
       .grayscale()
-      .normalise()
       .raw()
       .toBuffer({ resolveWithObject: true });
     let grey = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    stretchContrast(grey, 0.02, 0.99);
     let { width, height } = info;
     const skew = measureSkew(grey, width, height);
     if (Math.abs(skew) >= 0.2) {

@@ -1,0 +1,35 @@
+/**
+ * Stretches the contrast of a greyscale page in place, linearly: the grey level below which
+ * `lower` of the pixels lie becomes black, the one below which `upper` lie becomes white (clipped
+ * outside). Uses a histogram and a 256-entry table on the 8-bit grey pixels; a page whose levels
+ * span at most two grey levels is left alone.
+ *
+ * It replaced sharp's `normalise()`, which goes through LAB (a float pass over the whole page) and
+ * took about 4x the rest of the decode (300 of 380 ms on a 2560x1700 page). The extractor uses 2 %
+ * and 99 %: on the OCR document suite that reads every document as sharp's stretch did (the same
+ * error rates on both engines), while at 1 % or 3 % the 6-column unruled table at 1500 px loses its
+ * column alignment (its dark pixels are about 2 % of the page).
+ */
+export function stretchContrast(grey: Uint8Array, lower: number, upper: number): void {
+  const histogram = new Uint32Array(256);
+  for (let index = 0; index < grey.length; index++) histogram[grey[index]!]! += 1;
+  const low = percentile(histogram, grey.length, lower);
+  const high = percentile(histogram, grey.length, upper);
+  if (high - low <= 2) return;
+  const table = new Uint8Array(256);
+  const scale = 255 / (high - low);
+  for (let level = 0; level < 256; level++) {
+    table[level] = Math.min(255, Math.max(0, Math.round((level - low) * scale)));
+  }
+  for (let index = 0; index < grey.length; index++) grey[index] = table[grey[index]!]!;
+}
+
+/** The first grey level with more than `fraction` of the pixels at or below it. */
+function percentile(histogram: Uint32Array, total: number, fraction: number): number {
+  let seen = 0;
+  for (let level = 0; level < 256; level++) {
+    seen += histogram[level]!;
+    if (seen > total * fraction) return level;
+  }
+  return 255;
+}

@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { stretchContrast } from "../src/contrast.js";
+
+/** A page of `total` pixels holding `count` pixels of each given grey level, the rest `fill`. */
+function page(total: number, fill: number, levels: [level: number, count: number][]): Uint8Array {
+  const grey = new Uint8Array(total).fill(fill);
+  let at = 0;
+  for (const [level, count] of levels) {
+    grey.fill(level, at, at + count);
+    at += count;
+  }
+  return grey;
+}
+
+describe("stretchContrast", () => {
+  it("maps the lower percentile's level to black and the upper one's to white, linearly between", () => {
+    // 10,000 px: 50 at 10 (0.5 %), 250 at 50 (3 % cumulative), 9,700 at 200. With 2 % / 99 %, the
+    // black point is 50 (10 holds only 0.5 %) and the white point 200.
+    const grey = page(10_000, 200, [
+      [10, 50],
+      [50, 250],
+      [125, 1],
+    ]);
+    stretchContrast(grey, 0.02, 0.99);
+    expect(grey[0]).toBe(0); // 10, below the black point: clipped
+    expect(grey[50]).toBe(0); // 50
+    expect(grey[300]).toBe(128); // 125: (125 - 50) * 255 / 150 = 127.5
+    expect(grey[9_999]).toBe(255); // 200
+  });
+
+  it("leaves a page alone whose percentiles are at most two levels apart", () => {
+    const flat = page(1_000, 128, [[127, 500]]);
+    const before = Uint8Array.from(flat);
+    stretchContrast(flat, 0.02, 0.99);
+    expect(flat).toEqual(before);
+  });
+
+  it("keeps a page that already spans black to white as it is", () => {
+    const grey = page(1_000, 255, [
+      [0, 100],
+      [77, 10],
+    ]);
+    stretchContrast(grey, 0.02, 0.99);
+    expect(grey[0]).toBe(0);
+    expect(grey[105]).toBe(77);
+    expect(grey[999]).toBe(255);
+  });
+});
