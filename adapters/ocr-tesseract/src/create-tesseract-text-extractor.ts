@@ -92,10 +92,48 @@ export interface TesseractTextExtractor extends TextExtractor {
   close(): Promise<void>;
 }
 
+/** A pre-processed page: 8-bit grey pixels, and the same as a binary PGM (what tesseract reads). */
+interface GreyPage {
+  grey: Uint8Array;
+  width: number;
+  height: number;
+  pgm: Buffer;
+}
+
+/**
+ * Grey pixels as a binary PGM: what both engines read (Leptonica decodes it), with no compression
+ * to spend time on either side (a PNG cost 10-30 ms to write and as much to read back per page).
+ */
+function toPgm(grey: Uint8Array, width: number, height: number): Buffer {
+  return Buffer.concat([Buffer.from(`P5\n${width} ${height}\n255\n`, "latin1"), grey]);
+}
+
+/** The part of `region` inside the page. */
+function clip(page: GreyPage, region: Region): Region {
+  const left = Math.min(Math.max(0, region.left), page.width - 1);
+  const top = Math.min(Math.max(0, region.top), page.height - 1);
+  return {
+    left,
+    top,
+    width: Math.max(1, Math.min(region.width, page.width - left)),
+    height: Math.max(1, Math.min(region.height, page.height - top)),
+  };
+}
+
+/** The grey pixels of `region` (inside the page) of a page. */
+function cropGrey(page: GreyPage, region: Region): Uint8Array {
+  const out = new Uint8Array(region.width * region.height);
+  for (let row = 0; row < region.height; row++) {
+    const from = (region.top + row) * page.width + region.left;
+    out.set(page.grey.subarray(from, from + region.width), row * region.width);
+  }
+  return out;
+}
+
 /** One engine instance of the pool: a tesseract.js worker, or a slot for native processes. */
 interface PageReader {
   /** The page's layout; with `region`, that part of it read as one block of text (mode 6). */
-  read(png: Buffer, region?: Region): Promise<OcrBlock[]>;
+  read(page: GreyPage, region?: Region): Promise<OcrBlock[]>;
   /** Stops what it is reading now (the caller gave up) and frees it. */
   terminate(): Promise<void>;
 }
@@ -109,13 +147,13 @@ async function startWasmReader(langPath: string): Promise<PageReader> {
   let mode: PSM = PSM.AUTO;
   await worker.setParameters({ tessedit_pageseg_mode: mode, preserve_interword_spaces: "0" });
   return {
-    async read(png, region) {
+    async read(page, region) {
       const wanted = region === undefined ? PSM.AUTO : PSM.SINGLE_BLOCK;
       if (wanted !== mode) {
         await worker.setParameters({ tessedit_pageseg_mode: wanted });
         mode = wanted;
       }
-      const result = await worker.recognize(png, region === undefined ? {} : { rectangle: region }, {
+      const result = await worker.recognize(page.pgm, region === undefined ? {} : { rectangle: region }, {
         blocks: true,
         text: false,
       });
@@ -130,23 +168,20 @@ async function startWasmReader(langPath: string): Promise<PageReader> {
 function nativeReader(binary: string, tessdata: string): PageReader {
   const running = new Set<AbortController>();
   return {
-    async read(png, region) {
+    async read(page, region) {
       const controller = new AbortController();
       running.add(controller);
       try {
-        const input =
-          region === undefined
-            ? png
-            : await sharp(png).extract(region).png({ compressionLevel: 1 }).toBuffer();
+        const part = region === undefined ? undefined : clip(page, region);
         const hocr = await runNativeTesseract({
           binary,
           tessdata,
           language: "eng",
-          png: input,
-          psm: region === undefined ? 3 : 6,
+          image: part === undefined ? page.pgm : toPgm(cropGrey(page, part), part.width, part.height),
+          psm: part === undefined ? 3 : 6,
           signal: controller.signal,
         });
-        return parseHocr(hocr, region?.left ?? 0, region?.top ?? 0);
+        return parseHocr(hocr, part?.left ?? 0, part?.top ?? 0);
       } finally {
         running.delete(controller);
       }
@@ -268,9 +303,9 @@ export function createTesseractTextExtractor(
    * The page tesseract reads: greyscale, contrast stretched (2 % to 99 %, see `stretchContrast`),
    * ruling lines found and painted white
    * (they go to the layout step instead), then scaled so the body text's line height is about
-   * {@link TARGET_LINE_HEIGHT} px, and handed over losslessly (PNG, fastest compression).
+   * {@link TARGET_LINE_HEIGHT} px, and handed over losslessly (binary PGM).
    */
-  async function preprocess(image: ModelImage): Promise<{ png: Buffer; rules: Rules }> {
+  async function preprocess(image: ModelImage): Promise<{ page: GreyPage; rules: Rules }> {
     const { data, info } = await sharp(image.data, { failOn: "error" })
       .flatten({ background: "#ffffff" })
       .grayscale()
@@ -293,13 +328,21 @@ export function createTesseractTextExtractor(
     eraseRules(grey, width, height, rules);
     const lineHeight = estimateLineHeight(grey, width, height);
     const factor = lineHeight === undefined ? fallbackFactor(width, height) : scaleFor(lineHeight);
-    let page = sharp(grey, { raw: { width, height, channels: 1 } });
     if (Math.abs(factor - 1) > 0.05) {
-      page = page.resize(Math.max(1, Math.round(width * factor)), Math.max(1, Math.round(height * factor)), {
-        kernel: factor > 1 ? "cubic" : "lanczos3",
-      });
+      const scaled = await sharp(grey, { raw: { width, height, channels: 1 } })
+        .resize(Math.max(1, Math.round(width * factor)), Math.max(1, Math.round(height * factor)), {
+          kernel: factor > 1 ? "cubic" : "lanczos3",
+        })
+        .extractChannel(0) // sharp answers raw grey input as sRGB
+        .raw()
+        .toBuffer({ resolveWithObject: true });
+      grey = new Uint8Array(scaled.data.buffer, scaled.data.byteOffset, scaled.data.byteLength);
+      ({ width, height } = scaled.info);
     }
-    return { png: await page.png({ compressionLevel: 1 }).toBuffer(), rules: scaleRules(rules, factor) };
+    return {
+      page: { grey, width, height, pgm: toPgm(grey, width, height) },
+      rules: scaleRules(rules, factor),
+    };
   }
 
   /** Without a measurable text line (a blank or a picture): upscale small pages as before. */
@@ -348,11 +391,11 @@ export function createTesseractTextExtractor(
       clearTimeout(timer);
       if (onAbort !== undefined) signal?.removeEventListener("abort", onAbort);
     };
-    let input: Buffer;
+    let input: GreyPage;
     let rules: Rules;
     let worker: PageReader;
     try {
-      ({ png: input, rules } = await Promise.race([preprocess(image), deadline]));
+      ({ page: input, rules } = await Promise.race([preprocess(image), deadline]));
       const acquiring = acquire();
       try {
         worker = await Promise.race([acquiring, deadline]);

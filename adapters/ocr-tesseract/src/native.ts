@@ -173,7 +173,7 @@ export function parseHocr(hocr: string, dx = 0, dy = 0): OcrBlock[] {
 }
 
 /**
- * Runs the native `tesseract` on one PNG (on its stdin) and answers its hOCR, LSTM engine, one
+ * Runs the native `tesseract` on one image (PGM or any format Leptonica reads, on its stdin) and answers its hOCR, LSTM engine, one
  * OpenMP thread (`OMP_THREAD_LIMIT=1`: concurrency comes from the extractor's `workers`).
  * `signal` kills the process at once.
  */
@@ -181,11 +181,11 @@ export function runNativeTesseract(options: {
   binary: string;
   tessdata: string;
   language: string;
-  png: Buffer;
+  image: Buffer;
   psm: number;
   signal: AbortSignal;
 }): Promise<string> {
-  const { binary, tessdata, language, png, psm, signal } = options;
+  const { binary, tessdata, language, image, psm, signal } = options;
   return new Promise((resolve, reject) => {
     signal.throwIfAborted();
     const child = spawn(
@@ -218,7 +218,7 @@ export function runNativeTesseract(options: {
     });
     // A process that dies early closes its stdin; the exit answers that.
     child.stdin.on("error", () => undefined);
-    child.stdin.end(png);
+    child.stdin.end(image);
     child.once("error", (error) => {
       signal.removeEventListener("abort", onAbort);
       reject(error);
