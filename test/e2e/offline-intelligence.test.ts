@@ -199,73 +199,48 @@ describe("extract-formatted-text on the embedded tesseract extractor (no models 
   });
 
   it("reads a 2400 px page over HTTP exactly as the library reads the same PNG (lossless input)", async () => {
-    const live = await newKey(server, "live", "large-reader");
-    const library = createTesseractTextExtractor({ workers: 1 });
-    try {
-      for (const document of large) {
-        expect(document.width).toBe(2400);
-        const image = await upload(server.url, live, document.data, document.name);
-        const answer = await call(server.url, "POST", `/v1/images/${image.id}/extract-formatted-text`, {
-          key: live,
-          json: { format: "markdown" },
-        });
-        expect(answer.status).toBe(201);
-        const direct = await library.extract({
-          model: "tesseract",
-          image: {
-            data: document.data,
-            mimeType: "image/png",
-            width: document.width,
-            height: document.height,
-          },
-          format: "markdown",
-        });
-        expect(answer.json.content).toBe(direct);
-        // And what both read is the document: every heading, list item and table cell.
-        const got = parseMarkdownStructure(answer.json.content as string);
-        expect(got.headings).toEqual(document.structure.headings);
-        expect(got.bullets).toEqual(document.structure.bullets);
-        expect(got.numbered).toEqual(document.structure.numbered);
-        expect(got.tables).toEqual(document.structure.tables);
-      }
-    } finally {
-      await library.close();
-    }
+    await expectHttpReadsLikeTheLibrary(server, "wasm");
   });
 });
+
+/**
+ * Uploads the two 2400 px pages and asks the server for their markdown: each answer must be exactly
+ * what the library (same engine) reads from the same PNG, and hold every heading, list item and
+ * table cell of the document.
+ */
+async function expectHttpReadsLikeTheLibrary(server: PixportServer, engine: "wasm" | "native") {
+  const live = await newKey(server, "live", `${engine}-reader`);
+  const library = createTesseractTextExtractor({ engine, workers: 1 });
+  try {
+    for (const document of large) {
+      expect(document.width).toBe(2400);
+      const image = await upload(server.url, live, document.data, document.name);
+      const answer = await call(server.url, "POST", `/v1/images/${image.id}/extract-formatted-text`, {
+        key: live,
+        json: { format: "markdown" },
+      });
+      expect(answer.status).toBe(201);
+      const direct = await library.extract({
+        model: "tesseract",
+        image: { data: document.data, mimeType: "image/png", width: document.width, height: document.height },
+        format: "markdown",
+      });
+      expect(answer.json.content).toBe(direct);
+      const got = parseMarkdownStructure(answer.json.content as string);
+      expect(got.headings).toEqual(document.structure.headings);
+      expect(got.bullets).toEqual(document.structure.bullets);
+      expect(got.numbered).toEqual(document.structure.numbered);
+      expect(got.tables).toEqual(document.structure.tables);
+    }
+  } finally {
+    await library.close();
+  }
+}
 
 describe("extract-formatted-text on the native tesseract engine (ocrEngine: native)", () => {
   const running = useServer({ ocrEngine: "native" });
 
   it("reads 2400 px pages over HTTP exactly as the native library reads the same PNG", async () => {
-    const live = await newKey(running.server, "live", "native-reader");
-    const library = createTesseractTextExtractor({ engine: "native", workers: 1 });
-    try {
-      for (const document of large) {
-        const image = await upload(running.url, live, document.data, document.name);
-        const answer = await call(running.url, "POST", `/v1/images/${image.id}/extract-formatted-text`, {
-          key: live,
-          json: { format: "markdown" },
-        });
-        expect(answer.status).toBe(201);
-        const direct = await library.extract({
-          model: "tesseract",
-          image: {
-            data: document.data,
-            mimeType: "image/png",
-            width: document.width,
-            height: document.height,
-          },
-          format: "markdown",
-        });
-        expect(answer.json.content).toBe(direct);
-        const got = parseMarkdownStructure(answer.json.content as string);
-        expect(got.headings).toEqual(document.structure.headings);
-        expect(got.bullets).toEqual(document.structure.bullets);
-        expect(got.tables).toEqual(document.structure.tables);
-      }
-    } finally {
-      await library.close();
-    }
+    await expectHttpReadsLikeTheLibrary(running.server, "native");
   });
 });
