@@ -1,5 +1,5 @@
-import { execFileSync, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -19,18 +19,22 @@ import { parseHocr } from "../src/native.js";
 const tessdataDirectories = async (pid: number) =>
   (await readdir(tmpdir())).filter((name) => name.startsWith(`pixport-tessdata-${pid}-`));
 
-/** Live `tesseract` processes whose parent is this process. */
+/** Live `tesseract` processes whose parent is this process (read from /proc, as `ps` may be absent). */
 function nativeChildren(): number[] {
-  let out = "";
-  try {
-    out = execFileSync("ps", ["-o", "pid=,comm=", "--ppid", String(process.pid)], { encoding: "utf8" });
-  } catch {
-    return []; // ps exits 1 when there is no such process
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // pid (comm) state ppid ...: comm may hold spaces, so split after its closing parenthesis.
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (comm === "tesseract" && ppid === process.pid) found.push(Number(entry));
+    } catch {
+      // exited while being read
+    }
   }
-  return out
-    .split("\n")
-    .filter((line) => line.trim().endsWith("tesseract"))
-    .map((line) => Number(line.trim().split(/\s+/)[0]));
+  return found;
 }
 
 describe("parseHocr", () => {
