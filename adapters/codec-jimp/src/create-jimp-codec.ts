@@ -181,22 +181,24 @@ export async function transformInThread(
   }
 
   // A kept source is one still frame (steps never change their input bitmap); GIF output, whose
-  // encoder may work on its frames, always decodes.
+  // encoder may work on its frames, always decodes. A decode made for the cache and not kept (an
+  // animation) serves this request, so no use decodes twice.
+  let decodedHere: Awaited<ReturnType<typeof decodeFrames>> | undefined;
   const kept =
     keptSources === undefined || request.sourceKey === undefined || request.output.format === "gif"
       ? null
       : await keptSources
           .get(request.sourceKey, async () => {
-            const decoded = await decodeFrames(input, maxPixels, "The input");
-            const [only] = decoded.frames;
-            return decoded.frames.length === 1 && only !== undefined ? only : NOT_KEPT;
+            decodedHere = await decodeFrames(input, maxPixels, "The input");
+            const [only] = decodedHere.frames;
+            return decodedHere.frames.length === 1 && only !== undefined ? only : NOT_KEPT;
           })
           // A failed decode for the cache falls back to the usual path, which answers for this request.
           .catch(() => null);
   const animation =
     kept !== null && kept.width * kept.height <= maxPixels
       ? { frames: [kept], delays: [0], loop: null }
-      : await decodeFrames(input, maxPixels, "The input");
+      : (decodedHere ?? (await decodeFrames(input, maxPixels, "The input")));
   // An animation written to GIF keeps every frame; to any other format, the first.
   const keep = animation.frames.length > 1 && request.output.format === "gif";
   const frames = keep ? animation.frames : animation.frames.slice(0, 1);
