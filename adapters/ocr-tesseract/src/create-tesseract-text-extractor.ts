@@ -108,7 +108,7 @@ function toPgm(grey: Uint8Array, width: number, height: number): Buffer {
   return Buffer.concat([Buffer.from(`P5\n${width} ${height}\n255\n`, "latin1"), grey]);
 }
 
-/** The part of `region` inside the page. */
+/** The part of `region` inside the page (what both engines are asked to read of it). */
 function clip(page: GreyPage, region: Region): Region {
   const left = Math.min(Math.max(0, region.left), page.width - 1);
   const top = Math.min(Math.max(0, region.top), page.height - 1);
@@ -132,7 +132,7 @@ function cropGrey(page: GreyPage, region: Region): Uint8Array {
 
 /** One engine instance of the pool: a tesseract.js worker, or a slot for native processes. */
 interface PageReader {
-  /** The page's layout; with `region`, that part of it read as one block of text (mode 6). */
+  /** The page's layout; with `region` (inside the page), that part read as one block of text (mode 6). */
   read(page: GreyPage, region?: Region): Promise<OcrBlock[]>;
   /** Stops what it is reading now (the caller gave up) and frees it. */
   terminate(): Promise<void>;
@@ -172,16 +172,15 @@ function nativeReader(binary: string, tessdata: string): PageReader {
       const controller = new AbortController();
       running.add(controller);
       try {
-        const part = region === undefined ? undefined : clip(page, region);
         const hocr = await runNativeTesseract({
           binary,
           tessdata,
           language: "eng",
-          image: part === undefined ? page.pgm : toPgm(cropGrey(page, part), part.width, part.height),
-          psm: part === undefined ? 3 : 6,
+          image: region === undefined ? page.pgm : toPgm(cropGrey(page, region), region.width, region.height),
+          psm: region === undefined ? 3 : 6,
           signal: controller.signal,
         });
-        return parseHocr(hocr, part?.left ?? 0, part?.top ?? 0);
+        return parseHocr(hocr, region?.left ?? 0, region?.top ?? 0);
       } finally {
         running.delete(controller);
       }
@@ -301,9 +300,9 @@ export function createTesseractTextExtractor(
 
   /**
    * The page tesseract reads: greyscale, contrast stretched (2 % to 99 %, see `stretchContrast`),
-   * ruling lines found and painted white
-   * (they go to the layout step instead), then scaled so the body text's line height is about
-   * {@link TARGET_LINE_HEIGHT} px, and handed over losslessly (binary PGM).
+   * straightened, ruling lines found and painted white (they go to the layout step instead), then
+   * scaled so the body text's line height is about {@link TARGET_LINE_HEIGHT} px, and handed over
+   * losslessly (binary PGM).
    */
   async function preprocess(image: ModelImage): Promise<{ page: GreyPage; rules: Rules }> {
     const { data, info } = await sharp(image.data, { failOn: "error" })
@@ -414,12 +413,12 @@ export function createTesseractTextExtractor(
       // page pass tesseract drops short, isolated cell texts (a lone number in a column).
       const tableWords: OcrWord[] = [];
       for (const grid of findGrids(rules, 0.5 * TARGET_LINE_HEIGHT)) {
-        const region = {
-          left: Math.max(0, Math.floor(grid.left)),
-          top: Math.max(0, Math.floor(grid.top)),
+        const region = clip(input, {
+          left: Math.floor(grid.left),
+          top: Math.floor(grid.top),
           width: Math.ceil(grid.right - grid.left),
           height: Math.ceil(grid.bottom - grid.top),
-        };
+        });
         const table = await Promise.race([worker.read(input, region), deadline]);
         tableWords.push(
           ...table.flatMap((block) => block.paragraphs.flatMap((p) => p.lines.flatMap((l) => l.words))),
