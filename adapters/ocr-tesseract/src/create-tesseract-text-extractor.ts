@@ -22,7 +22,7 @@ import {
   checkNativeTesseract,
   parseHocr,
   type Region,
-  runNativeTesseract,
+  ResidentTesseract,
   unpackTraineddata,
 } from "./native.js";
 import { eraseRules, findRules, type Rules, scaleRules } from "./rules.js";
@@ -165,28 +165,27 @@ async function startWasmReader(langPath: string): Promise<PageReader> {
   };
 }
 
+/**
+ * Two resident native processes (see {@link ResidentTesseract}), started on first use: one reads
+ * pages (mode 3), the other table regions cut from them (mode 6; tesseract's mode is fixed per
+ * process).
+ */
 function nativeReader(binary: string, tessdata: string): PageReader {
-  const running = new Set<AbortController>();
+  const resident = (psm: number) =>
+    new ResidentTesseract({ binary, tessdata, language: "eng", psm, scratch: tessdata });
+  const pages = resident(3);
+  const tables = resident(6);
+  const controller = new AbortController();
   return {
     async read(page, region) {
-      const controller = new AbortController();
-      running.add(controller);
-      try {
-        const hocr = await runNativeTesseract({
-          binary,
-          tessdata,
-          language: "eng",
-          image: region === undefined ? page.pgm : toPgm(cropGrey(page, region), region.width, region.height),
-          psm: region === undefined ? 3 : 6,
-          signal: controller.signal,
-        });
-        return parseHocr(hocr, region?.left ?? 0, region?.top ?? 0);
-      } finally {
-        running.delete(controller);
-      }
+      if (region === undefined) return parseHocr(await pages.read(page.pgm, controller.signal));
+      const cut = toPgm(cropGrey(page, region), region.width, region.height);
+      return parseHocr(await tables.read(cut, controller.signal), region.left, region.top);
     },
     async terminate() {
-      for (const controller of running) controller.abort(new Error("terminated"));
+      controller.abort(new Error("terminated"));
+      pages.close();
+      tables.close();
     },
   };
 }

@@ -1,6 +1,6 @@
-import { spawn, spawnSync } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from "node:child_process";
 import { createReadStream, createWriteStream } from "node:fs";
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
@@ -172,22 +172,108 @@ export function parseHocr(hocr: string, dx = 0, dy = 0): OcrBlock[] {
   return blocks;
 }
 
+/** How long a resident tesseract waits for its next page before it exits (its memory goes back). */
+export const RESIDENT_IDLE_MS = 30_000;
+
 /**
- * Runs the native `tesseract` on one image (PGM or any format Leptonica reads, on its stdin) and answers its hOCR, LSTM engine, one
- * OpenMP thread (`OMP_THREAD_LIMIT=1`: concurrency comes from the extractor's `workers`).
- * `signal` kills the process at once.
+ * One long-lived native `tesseract` that reads page after page with its model loaded once
+ * (loading it costs about 100 ms, as much as recognising a short page). Tesseract's own file-list
+ * streaming (`-c stream_filelist=1`) reads image paths from its stdin one line at a time and its
+ * hOCR renderer flushes each page as soon as it is recognised, so a page is: write its PGM into
+ * `scratch`, write the path to stdin, read stdout up to the page's closing `</div>`. LSTM engine
+ * (no learning carried from page to page: a page reads the same whatever came before, which the
+ * tests check), one OpenMP thread (`OMP_THREAD_LIMIT=1`: concurrency comes from the extractor's
+ * `workers`), fixed page segmentation mode. One page at a time. A page whose caller gave up
+ * (`signal`) has its process killed, and a dead process is started again by the next page; the
+ * process ends on its own after {@link RESIDENT_IDLE_MS} without a page, and while idle it does
+ * not keep Node's event loop alive.
  */
-export function runNativeTesseract(options: {
-  binary: string;
-  tessdata: string;
-  language: string;
-  image: Buffer;
-  psm: number;
-  signal: AbortSignal;
-}): Promise<string> {
-  const { binary, tessdata, language, image, psm, signal } = options;
-  return new Promise((resolve, reject) => {
+export class ResidentTesseract {
+  private child: ChildProcessWithoutNullStreams | undefined;
+  private output = "";
+  private errors = "";
+  private pending: { resolve: (hocr: string) => void; reject: (error: Error) => void } | undefined;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private reading = false;
+  private pages = 0;
+  private static instances = 0;
+  private readonly id = ++ResidentTesseract.instances;
+
+  constructor(
+    private readonly options: {
+      binary: string;
+      tessdata: string;
+      language: string;
+      psm: number;
+      /** A private directory the page files are written to (and removed from). */
+      scratch: string;
+      idleMs?: number;
+    },
+  ) {}
+
+  /** The pid of the running process, if one runs (for tests and metrics). */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** The hOCR of one image (PGM or anything Leptonica reads). */
+  async read(image: Buffer, signal: AbortSignal): Promise<string> {
     signal.throwIfAborted();
+    if (this.reading) throw new Error("a resident tesseract reads one page at a time");
+    this.reading = true;
+    clearTimeout(this.idleTimer);
+    const file = path.join(this.options.scratch, `page-${this.id}-${++this.pages}.pgm`);
+    let onAbort: (() => void) | undefined;
+    try {
+      await writeFile(file, image, { mode: 0o600 });
+      signal.throwIfAborted();
+      const child = this.child ?? this.start();
+      this.hold(child, true);
+      const page = new Promise<string>((resolve, reject) => {
+        this.pending = { resolve, reject };
+      });
+      onAbort = () => {
+        this.fail(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
+        this.kill();
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      child.stdin.write(`${file}\n`);
+      return await page;
+    } finally {
+      if (onAbort !== undefined) signal.removeEventListener("abort", onAbort);
+      this.pending = undefined;
+      await rm(file, { force: true });
+      this.reading = false;
+      const child = this.child;
+      if (child !== undefined) {
+        this.hold(child, false);
+        // Forgotten first, so a page that comes while it winds down starts a new process.
+        this.idleTimer = setTimeout(() => {
+          if (this.child !== child) return;
+          this.child = undefined;
+          child.stdin.end();
+        }, this.options.idleMs ?? RESIDENT_IDLE_MS);
+        this.idleTimer.unref();
+      }
+    }
+  }
+
+  /** Kills the process (a page being read is rejected). */
+  close(): void {
+    clearTimeout(this.idleTimer);
+    this.fail(new Error("closed"));
+    this.kill();
+  }
+
+  /** Forgets the process at once (the next page starts another), then kills it. */
+  private kill(): void {
+    const child = this.child;
+    this.child = undefined;
+    child?.kill("SIGKILL");
+  }
+
+  private start(): ChildProcessWithoutNullStreams {
+    const { binary, tessdata, language, psm } = this.options;
     const child = spawn(
       binary,
       [
@@ -202,32 +288,74 @@ export function runNativeTesseract(options: {
         "--psm",
         String(psm),
         "-c",
+        "stream_filelist=1",
+        "-c",
         "preserve_interword_spaces=0",
         "-c",
         "tessedit_create_hocr=1",
       ],
       { env: { ...process.env, OMP_THREAD_LIMIT: "1" }, stdio: ["pipe", "pipe", "pipe"] },
     );
-    const out: Buffer[] = [];
-    let err = "";
-    const onAbort = () => child.kill("SIGKILL");
-    signal.addEventListener("abort", onAbort, { once: true });
-    child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
-    child.stderr.on("data", (chunk: Buffer) => {
-      if (err.length < 4096) err += chunk.toString();
+    this.child = child;
+    this.output = "";
+    this.errors = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk: string) => {
+      this.output += chunk;
+      const start = this.output.indexOf("<div class='ocr_page'");
+      if (start < 0) return;
+      const end = this.output.indexOf(PAGE_END, start);
+      if (end < 0) return;
+      const page = this.output.slice(start, end + PAGE_END.length);
+      this.output = this.output.slice(end + PAGE_END.length);
+      const pending = this.pending;
+      this.pending = undefined;
+      pending?.resolve(page);
     });
-    // A process that dies early closes its stdin; the exit answers that.
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (chunk: string) => {
+      this.errors = (this.errors + chunk).slice(-2048);
+    });
+    // A process that dies closes its stdin; its exit answers that.
     child.stdin.on("error", () => undefined);
-    child.stdin.end(image);
-    child.once("error", (error) => {
-      signal.removeEventListener("abort", onAbort);
-      reject(error);
-    });
+    child.once("error", (error) => this.ended(child, error));
     child.once("close", (code, killedBy) => {
-      signal.removeEventListener("abort", onAbort);
-      if (signal.aborted) reject(signal.reason);
-      else if (code === 0) resolve(Buffer.concat(out).toString("utf8"));
-      else reject(new Error(`tesseract exited (${killedBy ?? `code ${code}`}): ${err.trim().slice(-300)}`));
+      const why = this.errors
+        .split("\n")
+        .filter((line) => line !== "" && !/^(Page \d+ :|Estimating resolution)/.test(line))
+        .join("; ");
+      this.ended(
+        child,
+        new Error(`tesseract exited (${killedBy ?? `code ${code}`})${why ? `: ${why.slice(-300)}` : ""}`),
+      );
     });
-  });
+    return child;
+  }
+
+  private ended(child: ChildProcessWithoutNullStreams, error: Error): void {
+    if (this.child !== child) return;
+    this.child = undefined;
+    clearTimeout(this.idleTimer);
+    this.fail(error);
+  }
+
+  private fail(error: Error): void {
+    const pending = this.pending;
+    this.pending = undefined;
+    pending?.reject(error);
+  }
+
+  /** An idle process (and its pipes) does not keep the event loop alive; a reading one does. */
+  private hold(child: ChildProcessWithoutNullStreams, held: boolean): void {
+    for (const handle of [child, child.stdin, child.stdout, child.stderr] as unknown as {
+      ref?: () => void;
+      unref?: () => void;
+    }[]) {
+      if (held) handle.ref?.();
+      else handle.unref?.();
+    }
+  }
 }
+
+/** How tesseract's hOCR renderer closes a page (its blocks close with three spaces). */
+const PAGE_END = "\n  </div>\n";

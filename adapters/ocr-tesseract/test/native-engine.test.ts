@@ -1,18 +1,21 @@
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { characterErrorRate, renderDocument } from "@pixport/testing";
+import sharp from "sharp";
 import { describe, expect, it } from "vitest";
 import { createTesseractTextExtractor } from "../src/index.js";
-import { parseHocr } from "../src/native.js";
+import { parseHocr, ResidentTesseract, unpackTraineddata } from "../src/native.js";
 
 /**
  * `engine: "native"`: the system's tesseract executable (Debian's tesseract-ocr, which `.ci/run`
- * installs), one process per page. The document suite and the TextExtractor conformance suite run
+ * installs), resident processes that read page after page. The document suite and the TextExtractor conformance suite run
  * on it too (document-suite.test.ts, text-extractor-conformance.test.ts); this file covers what is
- * its own: the hOCR reader, the missing executable, killing a page whose caller gave up, and the
+ * its own: the hOCR reader, the resident process (pages in a row, idle exit, restart after a
+ * failure, not holding the event loop), the missing executable, killing a page whose caller gave up, and the
  * unpacked traineddata's temporary directory.
  */
 
@@ -94,6 +97,130 @@ describe("parseHocr", () => {
   it("answers no blocks for a page without text", () => {
     expect(parseHocr("<div class='ocr_page' id='page_1' title='bbox 0 0 10 10'></div>")).toEqual([]);
   });
+});
+
+/** A rendered document's pixels as the binary PGM both engines read. */
+async function pgmOf(name: string, lines: string[]): Promise<{ pgm: Buffer; text: string }> {
+  const document = await renderDocument(
+    { name, width: 1200, blocks: [{ kind: "paragraph", lines }] },
+    { format: "png", scale: 1 },
+  );
+  const { data, info } = await sharp(document.data)
+    .flatten({ background: "#ffffff" })
+    .grayscale()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return {
+    pgm: Buffer.concat([Buffer.from(`P5\n${info.width} ${info.height}\n255\n`, "latin1"), data]),
+    text: document.plain,
+  };
+}
+
+const wordsOf = (hocr: string) =>
+  parseHocr(hocr)
+    .flatMap((block) =>
+      block.paragraphs.flatMap((p) => p.lines.map((l) => l.words.map((w) => w.text).join(" "))),
+    )
+    .join("\n");
+
+describe("ResidentTesseract", () => {
+  const langPath = path.join(
+    path.dirname(createRequire(import.meta.url).resolve("@tesseract.js-data/eng/package.json")),
+    "4.0.0_best_int",
+  );
+
+  it("reads page after page in one process, each page as it reads alone, and removes the page files", async () => {
+    const tessdata = await unpackTraineddata(langPath, "eng");
+    const first = await pgmOf("first", ["Resident processes keep their model loaded."]);
+    const second = await pgmOf("second", ["A second page with other words: 12345 and 678."]);
+    const options = { binary: "tesseract", tessdata, language: "eng", psm: 3, scratch: tessdata };
+    const resident = new ResidentTesseract(options);
+    const alone = new ResidentTesseract(options);
+    const signal = new AbortController().signal;
+    try {
+      const a = await resident.read(first.pgm, signal);
+      const pid = resident.pid;
+      expect(pid).toBeGreaterThan(0);
+      const b = await resident.read(second.pgm, signal);
+      const again = await resident.read(first.pgm, signal);
+      expect(resident.pid).toBe(pid);
+      expect(characterErrorRate(wordsOf(a), first.text)).toBeLessThanOrEqual(0.02);
+      expect(characterErrorRate(wordsOf(b), second.text)).toBeLessThanOrEqual(0.02);
+      // Nothing carried over from the pages before: the same page gives the same hOCR (its file
+      // name and page numbers aside), and the same as a process that read only the second page.
+      const unnumbered = (hocr: string) =>
+        hocr.replace(/title='image [^']*'/, "").replace(/(page|block|par|line|word)_\d+/g, "$1");
+      expect(unnumbered(again)).toBe(unnumbered(a));
+      expect(unnumbered(await alone.read(second.pgm, signal))).toBe(unnumbered(b));
+      expect((await readdir(tessdata)).sort()).toEqual(["eng.traineddata"]);
+    } finally {
+      resident.close();
+      alone.close();
+      await rm(tessdata, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it("exits when idle, starts again for the next page, and survives a page it cannot read", async () => {
+    const tessdata = await unpackTraineddata(langPath, "eng");
+    const page = await pgmOf("idle", ["Idle processes give their memory back."]);
+    const resident = new ResidentTesseract({
+      binary: "tesseract",
+      tessdata,
+      language: "eng",
+      psm: 3,
+      scratch: tessdata,
+      idleMs: 50,
+    });
+    const signal = new AbortController().signal;
+    try {
+      await resident.read(page.pgm, signal);
+      const pid = resident.pid as number;
+      const since = performance.now();
+      while (existsSync(`/proc/${pid}`) && performance.now() - since < 10_000) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(existsSync(`/proc/${pid}`)).toBe(false);
+      expect(resident.pid).toBeUndefined();
+      const text = wordsOf(await resident.read(page.pgm, signal));
+      expect(resident.pid).not.toBe(pid);
+      expect(characterErrorRate(text, page.text)).toBeLessThanOrEqual(0.02);
+      // Not an image: tesseract gives up (and exits); the error says why, the next page reads.
+      await expect(resident.read(Buffer.from("not an image"), signal)).rejects.toThrow(
+        /tesseract exited .*cannot be read/,
+      );
+      expect(
+        characterErrorRate(wordsOf(await resident.read(page.pgm, signal)), page.text),
+      ).toBeLessThanOrEqual(0.02);
+    } finally {
+      resident.close();
+      await rm(tessdata, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it("does not keep Node running while idle: a script that never closes the extractor exits", async () => {
+    const script = `
+      import { createTesseractTextExtractor } from ${JSON.stringify(new URL("../src/index.ts", import.meta.url).href)};
+      import { renderDocument } from "@pixport/testing";
+      const document = await renderDocument({ name: "exit", width: 1000, blocks: [{ kind: "paragraph", lines: ["Exit when done."] }] }, { format: "png", scale: 1 });
+      const extractor = createTesseractTextExtractor({ engine: "native", workers: 1 });
+      const text = await extractor.extract({ model: "tesseract", image: { data: document.data, mimeType: "image/png", width: document.width, height: document.height }, format: "plain" });
+      console.log(JSON.stringify(text));
+    `;
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      cwd: path.dirname(new URL(import.meta.url).pathname),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    // Without the release the script would wait for the idle exit (30 s); with it, it ends at once.
+    const started = performance.now();
+    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    expect(code).toBe(0);
+    expect(JSON.parse(out.trim())).toMatch(/Exit when done/);
+    expect(performance.now() - started).toBeLessThan(25_000);
+  }, 60_000);
 });
 
 describe("createTesseractTextExtractor({ engine: 'native' })", () => {
