@@ -5,7 +5,7 @@
 // - library: the built @pixport/ocr-tesseract extractor in a child process, one warm worker;
 // - http: the prebuilt server (built packages) answering extract-formatted-text for the uploaded PNG;
 // each of the two with the extractor's engines: wasm (tesseract.js, the default) and native (the
-// same tesseract executable as the cli row, one process per page, fed the pre-processed page).
+// same tesseract executable as the cli row, as resident processes fed the pre-processed pages).
 // Prints each engine's mean and worst plain-text character error rate against the source, its
 // median time per page and the ratio to the CLI's, and its peak RSS: for pixport's rows, the sum
 // over the process and its child processes (the native engine's tesseract), sampled every 10 ms,

@@ -68,10 +68,12 @@ export const tesseractTextExtractorOptionsSchema = z
      * Which tesseract reads the page. `wasm` (the default): tesseract.js, nothing to install, each
      * worker a WebAssembly tesseract whose memory grows to the largest page it read and never
      * shrinks (about 150-250 MB per worker on 1000-3000 px pages). `native`: the system's
-     * `tesseract` executable (4 or later; Debian: `apt-get install tesseract-ocr`), one short-lived
-     * process per page with one thread, reading the same traineddata (unpacked once into a private
-     * temporary directory): its memory is returned when each page is done. Both feed the same
-     * pre-processing and layout step. @default "wasm"
+     * `tesseract` executable (4 or later; Debian: `apt-get install tesseract-ocr`): per worker one
+     * resident process for pages and one for ruled-table regions (started on first use), one
+     * thread each, reading the same traineddata (unpacked once into a private temporary
+     * directory) with the model loaded once, about 40-50 MB each; a process ends after 30 s
+     * without a page (its memory goes back) and is killed with a page whose caller gave up. Both
+     * engines feed the same pre-processing and layout step. @default "wasm"
      */
     engine: z.enum(["wasm", "native"]).default("wasm"),
     /** The `tesseract` executable of `engine: "native"` (a path, or a name on PATH). @default "tesseract" */

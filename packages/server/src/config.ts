@@ -190,8 +190,8 @@ export const serverConfigSchema = z
     /**
      * Engine of the embedded OCR (`extract-formatted-text` without an LLM extractor): `wasm`
      * (tesseract.js, nothing to install) or `native` (the system's `tesseract` executable, 4 or
-     * later, checked at start; its memory is returned after each page). See the README section on
-     * OCR. @default "wasm"
+     * later, checked at start; resident processes that keep the model loaded between pages and
+     * exit after 30 s idle). See the README section on OCR. @default "wasm"
      */
     ocrEngine: z.enum(["wasm", "native"]).default("wasm"),
     /**
