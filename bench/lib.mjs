@@ -25,8 +25,24 @@ export async function fixture() {
     .toBuffer();
 }
 
-export function startChild(script, args, env = {}, nodeArgs = [], { stderr = "inherit" } = {}) {
-  const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
+/**
+ * Starts a child server script and resolves with its URL once it prints "listening on". The pixport
+ * servers of the benchmarks (scripts named pixport-*.mjs; `launcher` overrides) start as `pnpm start`
+ * starts the prebuilt server: through packages/server/bin/with-allocator, which preloads tcmalloc
+ * when the system has it (PIXPORT_ALLOCATOR in `env` chooses, e.g. "system" for glibc's malloc).
+ * The reference servers (raw sharp, IPX, static files) run on plain node.
+ */
+export function startChild(
+  script,
+  args,
+  env = {},
+  nodeArgs = [],
+  { stderr = "inherit", launcher = /\/pixport-[^/]*\.mjs$/.test(script) } = {},
+) {
+  const command = [process.execPath, ...nodeArgs, script, ...args];
+  if (launcher)
+    command.unshift("sh", new URL("../packages/server/bin/with-allocator", import.meta.url).pathname);
+  const child = spawn(command[0], command.slice(1), {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", stderr, "ipc"],
   });

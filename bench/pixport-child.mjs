@@ -1,5 +1,5 @@
 // The prebuilt pixport server (built packages) on a random port over a temporary data directory.
-import { createApiKey, resolveServerConfig, startPixportServer } from "@pixport/server";
+import { activeAllocator, createApiKey, resolveServerConfig, startPixportServer } from "@pixport/server";
 import { reportPeakRss } from "./lib.mjs";
 
 reportPeakRss();
@@ -42,5 +42,6 @@ const running = await startPixportServer(
 await running.accounts.setUpgraded("bench", true);
 const { key } = await createApiKey(running.keys, { kind: "live", accountId: "bench" });
 console.log(`KEY ${key}`);
+console.log(`MALLOC ${activeAllocator()}`);
 console.log(`listening on ${running.url}`);
 process.on("SIGTERM", () => running.close().then(() => process.exit(0)));

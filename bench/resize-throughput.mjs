@@ -115,7 +115,13 @@ const pixport = await startChild(
   // e.g. BENCH_PIXPORT_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the pixport side.
   process.env.BENCH_PIXPORT_NODE_ARGS?.split(" ").filter(Boolean) ?? [],
 );
-const raw = await startChild(path.join(here, "raw-sharp-server.mjs"), []);
+// BENCH_RAW_ENV (JSON) adds variables to the raw sharp reference's environment, e.g. an LD_PRELOAD
+// to see the reference on the same allocator as pixport's launcher picks.
+const raw = await startChild(
+  path.join(here, "raw-sharp-server.mjs"),
+  [],
+  process.env.BENCH_RAW_ENV ? JSON.parse(process.env.BENCH_RAW_ENV) : {},
+);
 try {
   /** Uploads the fixture to a pixport child and returns the sender of its resize requests. */
   const resizer = async (server) => {
@@ -190,6 +196,10 @@ try {
   console.log(
     `resize 1920x1280 JPEG -> 800 px wide, concurrency ${concurrency}, ${seconds} s each (${rounds} alternating rounds)`,
   );
+  const malloc = (server) => /MALLOC (\S+)/.exec(server.output())?.[1] ?? "unknown";
+  console.log(
+    `pixport's malloc: ${malloc(pixport)}; raw sharp's: ${process.env.BENCH_RAW_ENV ? process.env.BENCH_RAW_ENV : "system"}`,
+  );
   console.log(`                 req/s    p50 ms   p99 ms   peak RSS   failures   server CPU ms/req`);
   for (const [label, result, rss] of [
     ["raw sharp", reference, referenceRss],
@@ -218,7 +228,7 @@ try {
     const variant = merge(results.observed);
     const variantRss = await peakRss(observed.child);
     console.log(
-      `pixport with ${JSON.stringify(variantEnv)}: ${variant.rps.toFixed(1)} req/s, p99 ${variant.p99.toFixed(1)} ms, ${variant.cpuPerRequest.toFixed(1)} CPU ms/req, peak RSS ${mb(variantRss)}; throughput ratio to raw sharp ${(variant.rps / reference.rps).toFixed(3)}, to the first pixport ${(variant.rps / ours.rps).toFixed(3)}; RSS ratio ${(variantRss / referenceRss).toFixed(2)}`,
+      `pixport with ${JSON.stringify(variantEnv)} (malloc ${malloc(observed)}): ${variant.rps.toFixed(1)} req/s, p99 ${variant.p99.toFixed(1)} ms, ${variant.cpuPerRequest.toFixed(1)} CPU ms/req, peak RSS ${mb(variantRss)}; throughput ratio to raw sharp ${(variant.rps / reference.rps).toFixed(3)}, to the first pixport ${(variant.rps / ours.rps).toFixed(3)}; RSS ratio ${(variantRss / referenceRss).toFixed(2)}`,
     );
   } else if (observed !== undefined) {
     const withObservability = merge(results.observed);

@@ -18,6 +18,7 @@ import { publicKeyFor } from "@pixport/core/internal";
 import { createNodeListener, ERROR_TYPE_BASE, type RequestEvent } from "@pixport/http";
 import { createExpressRouter } from "@pixport/http-express";
 import express, { type Express, type Request, type Response } from "express";
+import { forgetLauncherPreload } from "./allocator.js";
 import { defaultPublicBaseUrl, type ServerConfig } from "./config.js";
 import {
   accessLogger,
@@ -75,6 +76,8 @@ export async function startPixportServer(
   logger?: Logger,
   options: StartPixportServerOptions = {},
 ): Promise<PixportServer> {
+  // Child processes (native tesseract, ONNX inference) keep the system malloc they were measured with.
+  forgetLauncherPreload();
   const pinoLogger = logger === undefined && config.log ? createPinoLogger(config.logLevel) : undefined;
   const log = logger ?? pinoLogger?.logger ?? createConsoleLogger(false);
   // Bound once the pipeline exists (the metrics read its load); the handler calls it per request.

@@ -2,6 +2,7 @@
 import { createRequire } from "node:module";
 import { isImagePipelineError } from "@pixport/core";
 import { Command, InvalidArgumentError, Option } from "commander";
+import { activeAllocator } from "./allocator.js";
 import { createConsoleLogger, startPixportServer } from "./app.js";
 import { loadServerConfig } from "./config.js";
 import { createApiKey, ensureInitialKeys } from "./keys.js";
@@ -89,7 +90,9 @@ withStores(
     if (options.logLevel !== undefined) overrides.logLevel = options.logLevel;
     const running = await startPixportServer(await configFor(options, overrides));
     const initial = await ensureInitialKeys(running.keys, running.accounts);
-    console.log(`pixport listening on ${running.url} (data: ${running.config.dataDir})`);
+    console.log(
+      `pixport listening on ${running.url} (data: ${running.config.dataDir}, malloc: ${activeAllocator()})`,
+    );
     if (initial !== null) {
       // The banner comes last, so the keys are the last thing on the screen.
       console.log(

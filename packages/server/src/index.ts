@@ -1,3 +1,4 @@
+export { activeAllocator } from "./allocator.js";
 export {
   createConsoleLogger,
   type PixportServer,
