@@ -85,7 +85,16 @@ describe("dependency boundaries", () => {
       const pkg = readJson(`${dir}/package.json`);
       if (pkg.private) continue;
       expect(Object.keys(pkg.exports["."]), dir).toEqual(["pixport-source", "types", "default"]);
-      expect(pkg.files, dir).toEqual(["dist"]);
+      // Built output only; the server also ships its launcher scripts (POSIX sh, nothing to build),
+      // and each of them must be one of its bins or used by one.
+      expect(pkg.files, dir).toEqual(dir === "packages/server" ? ["bin", "dist"] : ["dist"]);
+      if (dir === "packages/server") {
+        expect(pkg.bin["pixport-serve"], dir).toBe("./bin/pixport-serve");
+        const launcher = readFileSync(path.join(root, dir, "bin/pixport-serve"), "utf8");
+        for (const script of readdirSync(path.join(root, dir, "bin"))) {
+          expect([...Object.values(pkg.bin), launcher].join("\n"), script).toContain(script);
+        }
+      }
       expect(pkg.type, dir).toBe("module");
     }
   });
