@@ -296,19 +296,25 @@ export interface PrebuiltNode {
   output(): string;
 }
 
+/** The prebuilt server's launcher: `pixport serve` on the allocator it picks (what `pnpm start` runs). */
+export const LAUNCHER = fileURLToPath(new URL("../../packages/server/bin/pixport-serve", import.meta.url));
+
 /**
  * Starts the built `pixport serve` on a random loopback port over `dataDir`, with `environment`
- * added to this process's environment, and resolves once it prints its banner.
+ * added to this process's environment, and resolves once it prints its banner. With `launcher`,
+ * through `packages/server/bin/pixport-serve` (which execs node in its place: same pid).
  */
 export async function spawnPrebuiltServer(
   dataDir: string,
   environment: Record<string, string> = {},
+  { launcher = false }: { launcher?: boolean } = {},
 ): Promise<PrebuiltNode> {
   if (!existsSync(CLI))
     throw new Error(`${CLI} is missing: run \`pnpm build\` first (the test script does).`);
+  const flags = ["--port", "0", "--host", "127.0.0.1", "--data-dir", dataDir];
   const child = spawn(
-    process.execPath,
-    [CLI, "serve", "--port", "0", "--host", "127.0.0.1", "--data-dir", dataDir],
+    launcher ? "sh" : process.execPath,
+    launcher ? [LAUNCHER, ...flags] : [CLI, "serve", ...flags],
     {
       env: { ...process.env, PIXPORT_LOG: "false", ...environment },
       stdio: ["ignore", "pipe", "pipe"],

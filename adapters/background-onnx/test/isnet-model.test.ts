@@ -6,6 +6,7 @@ import { createSharpBackgroundRemover } from "@pixport/background-sharp";
 import { ErrorCodes, isImagePipelineError } from "@pixport/core";
 import {
   alphaMaskIoU,
+  childProcesses,
   EASY_BACKGROUND_FIXTURES,
   HARD_BACKGROUND_FIXTURES,
   type MaskFixture,
@@ -19,23 +20,7 @@ import { createOnnxBackgroundRemover, type OnnxBackgroundRemover } from "../src/
 // About 1 s per call on 2 cores, whatever the image size (the model sees 1024 x 1024).
 
 /** Inference processes forked by this test process. */
-function inferenceProcesses(): number[] {
-  return readdirSync("/proc")
-    .filter((name) => /^\d+$/.test(name))
-    .filter((name) => {
-      try {
-        const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-        const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-        return (
-          ppid === process.pid &&
-          readFileSync(`/proc/${name}/cmdline`, "utf8").includes("inference-process.cjs")
-        );
-      } catch {
-        return false; // exited meanwhile
-      }
-    })
-    .map(Number);
-}
+const inferenceProcesses = () => childProcesses({ cmdline: "inference-process.cjs" });
 
 /** CPU time (user + system) a running process has used, in ms. */
 function cpuMs(pid: number): number {

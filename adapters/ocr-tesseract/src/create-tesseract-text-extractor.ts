@@ -10,13 +10,7 @@ import { z } from "zod";
 import { stretchContrast } from "./contrast.js";
 import { measureSkew } from "./deskew.js";
 import { findGrids } from "./grid.js";
-import {
-  type LayoutOptions,
-  layoutToMarkdown,
-  layoutToPlain,
-  type OcrBlock,
-  type OcrWord,
-} from "./layout.js";
+import { layoutToMarkdown, layoutToPlain, type OcrBlock, type OcrWord } from "./layout.js";
 import { estimateLineHeight, scaleFor, TARGET_LINE_HEIGHT } from "./line-height.js";
 import {
   checkNativeTesseract,

@@ -211,7 +211,7 @@ export class ResidentTesseract {
     },
   ) {}
 
-  /** The pid of the running process, if one runs (for tests and metrics). */
+  /** The pid of the running process, if one runs (for tests). */
   get pid(): number | undefined {
     return this.child?.pid;
   }

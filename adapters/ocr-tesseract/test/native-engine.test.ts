@@ -1,10 +1,10 @@
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { characterErrorRate, renderDocument } from "@pixport/testing";
+import { characterErrorRate, childProcesses, renderDocument } from "@pixport/testing";
 import sharp from "sharp";
 import { describe, expect, it } from "vitest";
 import { createTesseractTextExtractor } from "../src/index.js";
@@ -21,24 +21,6 @@ import { parseHocr, ResidentTesseract, unpackTraineddata } from "../src/native.j
 
 const tessdataDirectories = async (pid: number) =>
   (await readdir(tmpdir())).filter((name) => name.startsWith(`pixport-tessdata-${pid}-`));
-
-/** Live `tesseract` processes whose parent is this process (read from /proc, as `ps` may be absent). */
-function nativeChildren(): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      // pid (comm) state ppid ...: comm may hold spaces, so split after its closing parenthesis.
-      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (comm === "tesseract" && ppid === process.pid) found.push(Number(entry));
-    } catch {
-      // exited while being read
-    }
-  }
-  return found;
-}
 
 describe("parseHocr", () => {
   const hocr = `<?xml version="1.0" encoding="UTF-8"?>
@@ -273,7 +255,7 @@ describe("createTesseractTextExtractor({ engine: 'native' })", () => {
       let seen: number[] = [];
       while (seen.length === 0 && performance.now() - started < 20_000) {
         await new Promise((resolve) => setTimeout(resolve, 5));
-        seen = nativeChildren();
+        seen = childProcesses({ name: "tesseract" });
       }
       expect(seen).toHaveLength(1);
       controller.abort(new Error("client went away"));

@@ -163,6 +163,7 @@ export {
   type RecordedOpenAiRequest,
   startOpenAiCompatibleServer,
 } from "./openai-server.js";
+export { childProcesses } from "./processes.js";
 export { startRedisServer, type TestRedisServer } from "./redis-server.js";
 export { startS3Server, type TestS3Server } from "./s3-server.js";
 export { waitUntil } from "./wait.js";
