@@ -213,6 +213,16 @@ const RUNTIME_PATH = createRequire(import.meta.url).resolve("onnxruntime-node");
 const TEMP_PREFIX = "pixport-onnx-";
 
 /**
+ * Images up to this many pixels get their mask scaled to full size by the inference process's
+ * post-processing graph (onnxruntime's bilinear Resize, before rounding: about 10 ms for 3
+ * megapixels on 2 cores, against about 35 ms for libvips' one-band resize in the host). It runs
+ * after the model has given back its activations, so up to here (about 9 bytes per pixel: 0.3 GB)
+ * it stays below the process's own peak; larger images are scaled by libvips in the host, which
+ * streams.
+ */
+const PROCESS_RESIZE_MAX_PIXELS = 32_000_000;
+
+/**
  * The inference processes' malloc asks for transparent huge pages: glibc 2.35 or later, and the
  * host's environment does not turn it off (`glibc.malloc.hugetlb=0` in `GLIBC_TUNABLES`).
  */
@@ -375,13 +385,18 @@ class InferenceProcess {
     return this.child.pid;
   }
 
-  run(rgb: Uint8Array, settings: ResolvedSettings): Promise<MaskMap> {
+  /** The model's mask of `rgb`: at the model's output size, or scaled in the process to `target`. */
+  run(
+    rgb: Uint8Array,
+    settings: ResolvedSettings,
+    target?: { width: number; height: number },
+  ): Promise<MaskMap> {
     const id = this.nextId++;
     this.child.ref();
     (this.child.channel as { ref?(): void } | undefined)?.ref?.();
     const result = new Promise<MaskMap>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.child.send({ id, rgb, settings });
+      this.child.send({ id, rgb, settings, target });
     });
     return result.finally(() => this.settle());
   }
@@ -579,17 +594,31 @@ export async function createOnnxBackgroundRemover(
     return { image, rgb: new Uint8Array(rgb) };
   }
 
-  /** Scales the mask to the image and joins it to the original pixels as alpha, as a PNG. */
+  /**
+   * The size the inference process scales the mask to: the image's, up to
+   * {@link PROCESS_RESIZE_MAX_PIXELS}; beyond it the mask comes back at the model's size and libvips
+   * scales it here (see {@link compose}).
+   */
+  function maskTarget(image: RequestImage) {
+    return image.width * image.height <= PROCESS_RESIZE_MAX_PIXELS
+      ? { width: image.width, height: image.height }
+      : undefined;
+  }
+
+  /** The mask at the image's size (scaled here when the process did not) joined as alpha, as a PNG. */
   async function compose(
     image: RequestImage,
     map: MaskMap,
     pixels: Promise<CutoutPixels>,
   ): Promise<Uint8Array> {
-    const alpha = await sharp(map.mask, { raw: { width: map.width, height: map.height, channels: 1 } })
-      .resize(image.width, image.height, { fit: "fill", kernel: "linear" })
-      .extractChannel(0)
-      .raw()
-      .toBuffer();
+    const alpha =
+      map.width === image.width && map.height === image.height
+        ? Buffer.from(map.mask.buffer, map.mask.byteOffset, map.mask.byteLength)
+        : await sharp(map.mask, { raw: { width: map.width, height: map.height, channels: 1 } })
+            .resize(image.width, image.height, { fit: "fill", kernel: "linear" })
+            .extractChannel(0)
+            .raw()
+            .toBuffer();
     return cutoutPng(image, alpha, pixels);
   }
 
@@ -653,7 +682,7 @@ export async function createOnnxBackgroundRemover(
           // The full-size pixels the mask is joined to are decoded while the model runs.
           pixels = decodeCutoutPixels(prepared.image);
           pixels.catch(() => {});
-          map = await worker.run(prepared.rgb, settings);
+          map = await worker.run(prepared.rgb, settings, maskTarget(prepared.image));
         } finally {
           running = undefined;
           pool.release(worker);

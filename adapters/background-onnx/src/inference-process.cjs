@@ -20,8 +20,9 @@
 // - { type: "load", model (path), sessionOptions }: loads the prepared model (optimisation off: it
 //   is already done), answers { type: "ready", inputNames, outputNames, inputs: [{ name, isTensor,
 //   type, shape }] } or { type: "failed", message }, then serves jobs { id, rgb: Uint8Array
-//   (interleaved RGB of the model's input size), settings } with { id, mask: Uint8Array (0..255),
-//   width, height } or { id, error: { code, message } }.
+//   (interleaved RGB of the model's input size), settings, target?: { width, height } } with
+//   { id, mask: Uint8Array (0..255), width, height } or { id, error: { code, message } }: the mask
+//   at the model's output size, or scaled to `target` by the post-processing graph.
 // The process exits when its owner goes away (the IPC channel closes).
 
 const { readFileSync } = require("node:fs");
@@ -54,8 +55,9 @@ function mapSize(output, settings) {
 
 /** The pre- and post-processing sessions for one set of settings (tensor-graphs.cjs). */
 const stages = new Map();
-async function stagesFor(settings, sessionOptions) {
+async function stagesFor(settings, sessionOptions, resize) {
   const key = JSON.stringify([
+    resize,
     settings.inputWidth,
     settings.inputHeight,
     settings.mean,
@@ -67,10 +69,14 @@ async function stagesFor(settings, sessionOptions) {
   ]);
   let entry = stages.get(key);
   if (entry === undefined) {
-    const options = { ...sessionOptions, graphOptimizationLevel: "all" };
+    // One thread each: a session's own pool threads spin for a while after each run, and on a
+    // small machine those of the pre-processing session took cores from the model's first layers
+    // (measured on 2 cores at 2048 x 1536: pre 7.5 -> 4.5 ms, post 12 -> 7 ms, the model's median
+    // 844-967 -> 825-851 ms; these graphs are a few passes over memory, one core is enough).
+    const options = { ...sessionOptions, graphOptimizationLevel: "all", intraOpNumThreads: 1 };
     entry = Promise.all([
       ort.InferenceSession.create(preprocessModel(settings), options),
-      ort.InferenceSession.create(postprocessModel(settings), options),
+      ort.InferenceSession.create(postprocessModel({ ...settings, resize }), options),
     ]);
     stages.set(key, entry);
   }
@@ -122,9 +128,9 @@ async function load({ runtimePath, model, sessionOptions }) {
       shape: meta.isTensor ? [...meta.shape] : [],
     })),
   });
-  process.on("message", async ({ id, rgb, settings }) => {
+  process.on("message", async ({ id, rgb, settings, target }) => {
     try {
-      const { pre, post } = await stagesFor(settings, sessionOptions);
+      const { pre, post } = await stagesFor(settings, sessionOptions, target !== undefined);
       const { tensor: input } = await pre.run({
         rgb: new ort.Tensor("uint8", rgb, [1, settings.inputHeight, settings.inputWidth, 3]),
       });
@@ -138,8 +144,17 @@ async function load({ runtimePath, model, sessionOptions }) {
       if (output === undefined)
         throw new JobError("MODEL_BAD_RESPONSE", `The model returned no "${settings.outputName}".`);
       const size = mapSize(output, settings);
-      const { mask } = await post.run({ map: output });
-      send({ id, mask: mask.data, ...size });
+      let mask;
+      if (target === undefined) {
+        ({ mask } = await post.run({ map: output }));
+        send({ id, mask: mask.data, ...size });
+      } else {
+        // The map as [1, 1, h, w] (same data), scaled to the target by the graph's Resize.
+        const map = new ort.Tensor("float32", output.data, [1, 1, size.height, size.width]);
+        const dims = [1, 1, target.height, target.width].map(BigInt);
+        ({ mask } = await post.run({ map, size: new ort.Tensor("int64", BigInt64Array.from(dims), [4]) }));
+        send({ id, mask: mask.data, width: target.width, height: target.height });
+      }
       output.dispose?.();
       mask.dispose?.();
     } catch (error) {

@@ -17,7 +17,9 @@ const { join, varint } = require("./protobuf-wire.cjs");
 
 const FLOAT = 1;
 const UINT8 = 2;
+const INT64 = 7;
 const ATTRIBUTE_INT = 2;
+const ATTRIBUTE_STRING = 3;
 const ATTRIBUTE_INTS = 7;
 
 class Message {
@@ -76,15 +78,16 @@ function graphModel(name, input, output, build) {
             if (Array.isArray(value)) {
               for (const item of value) attr.int(8, item);
               attr.int(20, ATTRIBUTE_INTS);
-            } else attr.int(3, value).int(20, ATTRIBUTE_INT);
+            } else if (typeof value === "string") attr.string(4, value).int(20, ATTRIBUTE_STRING);
+            else attr.int(3, value).int(20, ATTRIBUTE_INT);
           });
         }
       });
       return out;
     };
-    const constant = (name, values) => {
+    const constant = (name, values, dims = values.length === 1 ? [] : [values.length]) => {
       graph.message(5, (tensor) => {
-        if (values.length !== 1) tensor.int(1, values.length);
+        for (const dim of dims) tensor.int(1, dim);
         tensor.int(2, FLOAT).string(8, name);
         tensor.bytes(9, new Uint8Array(Float32Array.from(values).buffer));
       });
@@ -92,10 +95,7 @@ function graphModel(name, input, output, build) {
     };
     build(node, constant);
     graph.string(2, name);
-    for (const [field, value] of [
-      [11, input],
-      [12, output],
-    ]) {
+    for (const [field, value] of [...[input].flat().map((entry) => [11, entry]), [12, output]]) {
       graph.message(field, (info) => {
         info.string(1, value.name);
         info.message(2, (type) =>
@@ -113,47 +113,57 @@ function graphModel(name, input, output, build) {
   return model.finish();
 }
 
-/** RGB bytes [1, H, W, 3] in "rgb", the model's input out of "tensor". */
+/**
+ * RGB bytes [1, H, W, 3] in "rgb", the model's input out of "tensor". For NCHW models the bytes are
+ * transposed first, while they are a quarter of the floats' size.
+ */
 function preprocessModel({ inputWidth: width, inputHeight: height, mean, std, layout }) {
   const nchw = layout === "nchw";
+  // Per-channel constants: along the last axis (NHWC), or along axis 1 of NCHW ([3, 1, 1]).
+  const dims = nchw ? [3, 1, 1] : [3];
   return graphModel(
     "pixport-preprocess",
     { name: "rgb", type: UINT8, dims: [1, height, width, 3] },
     { name: "tensor", type: FLOAT, dims: nchw ? [1, 3, height, width] : [1, height, width, 3] },
     (node, constant) => {
-      const values = node("Cast", ["rgb"], "values", [["to", FLOAT]]);
-      const scaled = node(
-        "Mul",
-        [
-          values,
-          constant(
-            "scale",
-            std.map((s) => 1 / (255 * s)),
-          ),
-        ],
-        "scaled",
+      const bytes = nchw ? node("Transpose", ["rgb"], "planes", [["perm", [0, 3, 1, 2]]]) : "rgb";
+      const values = node("Cast", [bytes], "values", [["to", FLOAT]]);
+      const scale = constant(
+        "scale",
+        std.map((s) => 1 / (255 * s)),
+        dims,
       );
-      const shifted = node(
+      const scaled = node("Mul", [values, scale], "scaled");
+      node(
         "Sub",
         [
           scaled,
           constant(
             "shift",
             mean.map((m, i) => m / std[i]),
+            dims,
           ),
         ],
-        nchw ? "nhwc" : "tensor",
+        "tensor",
       );
-      if (nchw) node("Transpose", [shifted], "tensor", [["perm", [0, 3, 1, 2]]]);
     },
   );
 }
 
-/** The model's map (float, any shape) in "map", alpha bytes of the same shape out of "mask". */
-function postprocessModel({ output, normalize, alphaClip }) {
+/**
+ * The model's map (float, any shape) in "map", alpha bytes of the same shape out of "mask". With
+ * `resize`, the map is [1, 1, h, w] and the mask is scaled (bilinear, half-pixel centres, before
+ * rounding) to the [1, 1, H, W] given in the int64 input "size".
+ */
+function postprocessModel({ output, normalize, alphaClip, resize = false }) {
   return graphModel(
     "pixport-postprocess",
-    { name: "map", type: FLOAT },
+    resize
+      ? [
+          { name: "map", type: FLOAT },
+          { name: "size", type: INT64, dims: [4] },
+        ]
+      : { name: "map", type: FLOAT },
     { name: "mask", type: UINT8 },
     (node, constant) => {
       let value = "map";
@@ -177,7 +187,8 @@ function postprocessModel({ output, normalize, alphaClip }) {
         "ramp",
       );
       const clamped = node("Clip", [ramp, zero, constant("one", [1])], "clamped");
-      const scaled = node("Mul", [clamped, constant("full", [255])], "scaled");
+      let scaled = node("Mul", [clamped, constant("full", [255])], "scaled");
+      if (resize) scaled = node("Resize", [scaled, "", "", "size"], "resized", [["mode", "linear"]]);
       const rounded = node("Floor", [node("Add", [scaled, constant("half", [0.5])], "lifted")], "rounded");
       node("Cast", [rounded], "mask", [["to", UINT8]]);
     },

@@ -184,6 +184,39 @@ describe("createOnnxBackgroundRemover: pre- and post-processing (tiny exact mode
     await remover.close();
   });
 
+  it("scales the mask of an image above 32 megapixels in the host (libvips) as the process does below", async () => {
+    const model = channelModel({ layout: "nchw", height: "height", width: "width" });
+    const remover = await createOnnxBackgroundRemover({
+      model,
+      ...identity,
+      inputWidth: 20,
+      inputHeight: 15,
+    });
+    // The same horizontal gradient at 40 x 30 (scaled in the inference process) and at 8000 x 4200
+    // (33.6 megapixels: scaled by libvips in the host); 4.5 MB of JPEG-free PNG either way.
+    const big = { width: 8000, height: 4200 };
+    const bigImage = new Uint8Array(
+      await sharp(await image(gradient))
+        .resize(big.width, big.height, { fit: "fill", kernel: "nearest" })
+        .png({ compressionLevel: 1 })
+        .toBuffer(),
+    );
+    const small = await decode(
+      await remover.remove({ image: await image(gradient), width: WIDTH, height: HEIGHT }),
+    );
+    const large = await decode(await remover.remove({ image: bigImage, ...big }));
+    expect([large.info.width, large.info.height, large.info.channels]).toEqual([big.width, big.height, 4]);
+    // Bilinear down to 20 x 15 and up again: at the same relative place, the same alpha within a few
+    // levels on both paths, and the gradient within the tolerance of the test above.
+    for (const x of [4, 15, 24, 35]) {
+      const smallAlpha = small.at(x, 10)[3]!;
+      const largeAlpha = large.at(Math.round(((x + 0.5) * big.width) / WIDTH - 0.5), 1400)[3]!;
+      expect(Math.abs(largeAlpha - smallAlpha)).toBeLessThanOrEqual(6);
+      expect(Math.abs(largeAlpha - gradient(x))).toBeLessThanOrEqual(10);
+    }
+    await remover.close();
+  }, 60_000);
+
   it("clips near-certain probabilities to fully opaque or transparent and stretches the rest (alphaClip)", async () => {
     const remover = await createOnnxBackgroundRemover({
       model: channelModel({ layout: "nchw", height: HEIGHT, width: WIDTH }),

@@ -7,7 +7,7 @@ const require = createRequire(import.meta.url);
 const ort = require("onnxruntime-node") as typeof import("onnxruntime-node");
 const { preprocessModel, postprocessModel } = require("../src/tensor-graphs.cjs") as {
   preprocessModel(settings: object): Uint8Array;
-  postprocessModel(settings: object): Uint8Array;
+  postprocessModel(settings: Record<string, unknown>): Uint8Array;
 };
 
 async function runOnce(model: Uint8Array, feeds: Record<string, import("onnxruntime-node").Tensor>) {
@@ -97,6 +97,39 @@ describe("tensor graphs", () => {
       expect(got[7]).toBe(want[7]);
     });
   }
+
+  it("post with resize: the alpha scaled bilinearly (half-pixel centres) before rounding, opaque kept at 255", async () => {
+    // A 3 x 2 map scaled to 7 x 5: each output pixel against bilinear interpolation of the
+    // unrounded alpha, in float64; the top-left 2 x 1 corner is certain (1.0) and stays 255.
+    const values = [1, 1, 0.25, 0.6, 0.1, 0];
+    const [w, h, W, H] = [3, 2, 7, 5];
+    const { mask } = await runOnce(
+      postprocessModel({ output: "probability", normalize: "none", alphaClip: 0.02, resize: true }),
+      {
+        map: new ort.Tensor("float32", Float32Array.from(values), [1, 1, h, w]),
+        size: new ort.Tensor("int64", BigInt64Array.from([1n, 1n, BigInt(H), BigInt(W)]), [4]),
+      },
+    );
+    expect(mask!.dims).toEqual([1, 1, H, W]);
+    const alpha = values.map((p) => Math.min(1, Math.max(0, (Math.fround(p) - 0.02) / 0.96)) * 255);
+    const at = (x: number, y: number) =>
+      alpha[Math.min(h - 1, Math.max(0, y)) * w + Math.min(w - 1, Math.max(0, x))]!;
+    const got = mask!.data as Uint8Array;
+    for (let y = 0; y < H; y += 1) {
+      for (let x = 0; x < W; x += 1) {
+        const sx = Math.max(0, ((x + 0.5) * w) / W - 0.5);
+        const sy = Math.max(0, ((y + 0.5) * h) / H - 0.5);
+        const [x0, y0] = [Math.floor(sx), Math.floor(sy)];
+        const [fx, fy] = [sx - x0, sy - y0];
+        const want =
+          (1 - fy) * ((1 - fx) * at(x0, y0) + fx * at(x0 + 1, y0)) +
+          fy * ((1 - fx) * at(x0, y0 + 1) + fx * at(x0 + 1, y0 + 1));
+        expect(Math.abs(got[y * W + x]! - Math.floor(want + 0.5)), `pixel ${x},${y}`).toBeLessThanOrEqual(1);
+      }
+    }
+    expect(got[0]).toBe(255);
+    expect(got[W * H - 1]).toBe(0);
+  });
 
   it("post: a flat map is left as it is by minmax", async () => {
     const { mask } = await runOnce(
