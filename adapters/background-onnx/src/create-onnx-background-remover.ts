@@ -518,8 +518,11 @@ function closedError(): ImagePipelineError {
  * Per call: the image is decoded with EXIF orientation, flattened on white if it has alpha,
  * stretched to the model's input size (the families are trained on stretched, not letterboxed,
  * inputs) and normalised; the output map is turned into probabilities (sigmoid for logits,
- * optional per-image stretch), scaled back to the image's size with a bilinear kernel and used as
- * the alpha channel of the original pixels (combined with any existing alpha), as a PNG.
+ * optional per-image stretch), scaled back to the image's size with a bilinear kernel (by the
+ * inference process's post-processing graph, before rounding, for images up to 32 megapixels; by
+ * libvips in the host, which streams, above that) and used as the alpha channel of the original
+ * pixels (combined with any existing alpha), as a PNG. The pre- and post-processing graphs run in
+ * the inference process on one thread each.
  *
  * @example
  * ```ts
