@@ -62,10 +62,10 @@ class Message {
 }
 
 /** Builds one graph: `node(op, inputs, output, attributes?)`, `constant(name, values)`. */
-function graphModel(name, input, output, build) {
+function graphModel(name, input, output, build, opset = 13) {
   const model = new Message();
   model.int(1, 8);
-  model.message(8, (opset) => opset.string(1, "").int(2, 13));
+  model.message(8, (entry) => entry.string(1, "").int(2, opset));
   model.message(7, (graph) => {
     let count = 0;
     const node = (op, inputs, out, attributes = []) => {
@@ -152,8 +152,9 @@ function preprocessModel({ inputWidth: width, inputHeight: height, mean, std, la
 
 /**
  * The model's map (float, any shape) in "map", alpha bytes of the same shape out of "mask". With
- * `resize`, the map is [1, 1, h, w] and the mask is scaled (bilinear, half-pixel centres, before
- * rounding) to the [1, 1, H, W] given in the int64 input "size".
+ * `resize` ("up" or "down"), the map is [1, 1, h, w] and the mask is scaled (bilinear, half-pixel
+ * centres, before rounding; "down" antialiased, as libvips' reduce is: opset 18) to the
+ * [1, 1, H, W] given in the int64 input "size".
  */
 function postprocessModel({ output, normalize, alphaClip, resize = false }) {
   return graphModel(
@@ -188,10 +189,15 @@ function postprocessModel({ output, normalize, alphaClip, resize = false }) {
       );
       const clamped = node("Clip", [ramp, zero, constant("one", [1])], "clamped");
       let scaled = node("Mul", [clamped, constant("full", [255])], "scaled");
-      if (resize) scaled = node("Resize", [scaled, "", "", "size"], "resized", [["mode", "linear"]]);
+      if (resize)
+        scaled = node("Resize", [scaled, "", "", "size"], "resized", [
+          ["mode", "linear"],
+          ["antialias", resize === "down" ? 1 : 0],
+        ]);
       const rounded = node("Floor", [node("Add", [scaled, constant("half", [0.5])], "lifted")], "rounded");
       node("Cast", [rounded], "mask", [["to", UINT8]]);
     },
+    resize ? 18 : 13,
   );
 }
 

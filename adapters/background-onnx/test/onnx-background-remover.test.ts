@@ -182,6 +182,15 @@ describe("createOnnxBackgroundRemover: pre- and post-processing (tiny exact mode
     // Bilinear down and up: the gradient survives within a few levels.
     for (const x of [4, 15, 24, 35]) expect(Math.abs(at(x, 10)[3]! - gradient(x))).toBeLessThanOrEqual(10);
     await remover.close();
+    // A model input larger than the image: the map is shrunk back (the antialiased graph).
+    const larger = await createOnnxBackgroundRemover({ model, ...identity, inputWidth: 80, inputHeight: 60 });
+    const shrunk = await decode(
+      await larger.remove({ image: await image(gradient), width: WIDTH, height: HEIGHT }),
+    );
+    expect([shrunk.info.width, shrunk.info.height]).toEqual([WIDTH, HEIGHT]);
+    for (const x of [0, 4, 15, 24, 35, 39])
+      expect(Math.abs(shrunk.at(x, 10)[3]! - gradient(x))).toBeLessThanOrEqual(4);
+    await larger.close();
   });
 
   it("scales the mask of an image above 32 megapixels in the host (libvips) as the process does below", async () => {

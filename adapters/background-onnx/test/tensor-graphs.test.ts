@@ -104,7 +104,7 @@ describe("tensor graphs", () => {
     const values = [1, 1, 0.25, 0.6, 0.1, 0];
     const [w, h, W, H] = [3, 2, 7, 5];
     const { mask } = await runOnce(
-      postprocessModel({ output: "probability", normalize: "none", alphaClip: 0.02, resize: true }),
+      postprocessModel({ output: "probability", normalize: "none", alphaClip: 0.02, resize: "up" }),
       {
         map: new ort.Tensor("float32", Float32Array.from(values), [1, 1, h, w]),
         size: new ort.Tensor("int64", BigInt64Array.from([1n, 1n, BigInt(H), BigInt(W)]), [4]),
@@ -129,6 +129,22 @@ describe("tensor graphs", () => {
     }
     expect(got[0]).toBe(255);
     expect(got[W * H - 1]).toBe(0);
+  });
+
+  it("post with resize: a shrinking mask is antialiased (a 1-pixel checkerboard shrunk 7x is mid grey, not aliased)", async () => {
+    // 63 -> 9: each output centre falls on an input pixel centre ((x + 0.5) * 7 - 0.5 = 7x + 3).
+    const [w, h] = [63, 63];
+    const values = Array.from({ length: w * h }, (_, i) => ((i % w) + Math.floor(i / w)) % 2);
+    const { mask } = await runOnce(
+      postprocessModel({ output: "probability", normalize: "none", alphaClip: 0, resize: "down" }),
+      {
+        map: new ort.Tensor("float32", Float32Array.from(values), [1, 1, h, w]),
+        size: new ort.Tensor("int64", BigInt64Array.from([1n, 1n, 9n, 9n]), [4]),
+      },
+    );
+    expect(mask!.dims).toEqual([1, 1, 9, 9]);
+    // Point-sampled bilinear would read one input pixel each: 0 or 255.
+    for (const value of mask!.data as Uint8Array) expect(Math.abs(value - 127.5)).toBeLessThanOrEqual(16);
   });
 
   it("post: a flat map is left as it is by minmax", async () => {
