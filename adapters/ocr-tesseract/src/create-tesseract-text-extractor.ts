@@ -312,7 +312,7 @@ export function createTesseractTextExtractor(
     if (Math.abs(skew) >= 0.2) {
       const straight = await sharp(grey, { raw: { width, height, channels: 1 } })
         .rotate(-skew, { background: "#ffffff" })
-        .extractChannel(0)
+        .toColourspace("b-w") // one band out, not three (the same bytes as extracting one, faster)
         .raw()
         .toBuffer({ resolveWithObject: true });
       grey = new Uint8Array(straight.data.buffer, straight.data.byteOffset, straight.data.byteLength);
@@ -327,7 +327,7 @@ export function createTesseractTextExtractor(
         .resize(Math.max(1, Math.round(width * factor)), Math.max(1, Math.round(height * factor)), {
           kernel: factor > 1 ? "cubic" : "lanczos3",
         })
-        .extractChannel(0) // sharp answers raw grey input as sRGB
+        .toColourspace("b-w") // one band out, not three (the same bytes as extracting one, faster)
         .raw()
         .toBuffer({ resolveWithObject: true });
       grey = new Uint8Array(scaled.data.buffer, scaled.data.byteOffset, scaled.data.byteLength);
