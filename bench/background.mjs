@@ -13,7 +13,9 @@
 //   pins would download libvips at install);
 // - embedded: the default remover (@pixport/background-sharp) as a library.
 // Each engine runs in its own process, so each peak RSS is its own; for the library and the server
-// it is the sum of the host's peak and its inference process's (VmHWM), both also printed. The
+// it is the sum of the host's peak and its inference process's (VmHWM), both also printed, and
+// beside them "at once": the largest sum of the two sampled at the same moment (every 10 ms, from
+// the first call on), the memory the call needs at once; the sum of the two peaks bounds it. The
 // model is the IS-Net that the test-only @imgly/background-removal-data ships (fp16 weights,
 // "medium"), or --model. Prints median ms per image at 1024x1024 and 2048x1536, the ratios
 // library/bare-prepared and http/library (targets: 1.10 and 1.15), and peak RSS (target for the
@@ -30,7 +32,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import sharp from "sharp";
-import { startChild } from "./lib.mjs";
+import { sampleTree, startChild } from "./lib.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -69,6 +71,8 @@ async function productShot(width, height) {
 }
 
 async function medianOf(fn) {
+  // A child tells its parent where the calls start: the parent samples its process tree from here.
+  if (values.child !== undefined) console.log(JSON.stringify({ phase: "calls" }));
   await fn(); // warm-up
   const times = [];
   for (let run = 0; run < runs; run++) {
@@ -224,12 +228,16 @@ function runChild(engine, size, env = {}) {
       env: { ...process.env, ...env },
     });
     let output = "";
-    proc.stdout.on("data", (chunk) => (output += chunk));
-    proc.once("exit", (code) =>
-      code === 0
-        ? resolve(JSON.parse(output.trim().split("\n").at(-1)))
-        : reject(new Error(`${engine} exited ${code}`)),
-    );
+    let stop;
+    proc.stdout.on("data", (chunk) => {
+      output += chunk;
+      if (stop === undefined && output.includes('{"phase":"calls"}')) stop = sampleTree(proc.pid);
+    });
+    proc.once("exit", (code) => {
+      const treePeak = stop?.();
+      if (code !== 0) reject(new Error(`${engine} exited ${code}`));
+      else resolve({ ...JSON.parse(output.trim().split("\n").at(-1)), treePeak });
+    });
   });
 }
 
@@ -248,6 +256,7 @@ async function overHttp(size) {
     const uploaded = await (
       await fetch(`${server.url}/v1/images`, { method: "POST", headers: { "x-api-key": key }, body: form })
     ).json();
+    const stop = sampleTree(server.child.pid);
     const ms = await medianOf(async () => {
       const response = await fetch(`${server.url}/v1/images/${uploaded.id}/remove-background`, {
         method: "POST",
@@ -260,7 +269,7 @@ async function overHttp(size) {
     server.child.send("peak-rss");
     const { peakRss: hostRss } = await new Promise((resolve) => server.child.once("message", resolve));
     const modelRss = descendantsPeakRss(server.child.pid);
-    return { engine: "http", size, ms, peakRss: hostRss + modelRss, hostRss, modelRss };
+    return { engine: "http", size, ms, peakRss: hostRss + modelRss, hostRss, modelRss, treePeak: stop() };
   } finally {
     server.child.kill("SIGTERM");
     await rm(dataDir, { recursive: true, force: true });
@@ -290,7 +299,9 @@ if (values.child !== undefined) {
         if (wanted("http")) rows.http = await overHttp(size);
         const label = rounds > 1 ? `round ${round} ` : "";
         for (const row of Object.values(rows)) {
-          const split = row.modelRss ? ` (host ${mb(row.hostRss)} + model process ${mb(row.modelRss)})` : "";
+          const split = row.modelRss
+            ? ` (host ${mb(row.hostRss)} + model process ${mb(row.modelRss)}; at once ${mb(row.treePeak)})`
+            : "";
           console.log(
             `${label}${size.padEnd(10)} ${row.engine.padEnd(13)} ${row.ms.toFixed(0).padStart(6)} ms   peak RSS ${mb(row.peakRss)}${split}`,
           );

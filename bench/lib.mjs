@@ -1,5 +1,7 @@
-// Shared by the HTTP benchmarks: the generated fixture and a server child process.
+// Shared by the benchmarks: the generated fixture, a server child process, and the RSS of a process
+// tree sampled over time.
 import { spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 
 /** A photo-like 1920x1280 JPEG (gradients + noise), generated so nothing is downloaded. */
 export async function fixture() {
@@ -83,4 +85,32 @@ export async function uploadTo(server, bytes, fileName = "bench.jpg") {
     body: form,
   });
   return { key, id: (await response.json()).id };
+}
+
+/** RSS of a process and all its descendants, bytes (Linux /proc); 0 once it is gone. */
+export function treeRss(pid) {
+  let total = 0;
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    total += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      const children = readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").trim();
+      for (const child of children === "" ? [] : children.split(" ")) total += treeRss(Number(child));
+    }
+  } catch {
+    // gone between two reads
+  }
+  return total;
+}
+
+/** Samples the tree RSS of `pid` every 10 ms until stopped; answers the largest sample. */
+export function sampleTree(pid) {
+  let peak = 0;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, treeRss(pid));
+  }, 10);
+  return () => {
+    clearInterval(timer);
+    return peak;
+  };
 }

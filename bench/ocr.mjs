@@ -14,14 +14,13 @@
 // Usage: npx --yes pnpm@12 run build && npx tsx --conditions=pixport-source bench/ocr.mjs [--only name]
 //   [--engines wasm,native]
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { OCR_DOCUMENT_SUITE } from "../packages/testing/src/fixtures/document-suite.ts";
 import { characterErrorRate, renderDocument } from "../packages/testing/src/fixtures/documents.ts";
-import { startChild } from "./lib.mjs";
+import { sampleTree, startChild } from "./lib.mjs";
 
 const { values } = parseArgs({
   options: { only: { type: "string" }, engines: { type: "string", default: "wasm,native" } },
@@ -74,34 +73,6 @@ for (const { file, document } of pages) {
     rss: kilobytes * 1024,
     cer: characterErrorRate(run.stdout, document.plain),
   });
-}
-
-/** RSS of a process and all its descendants, bytes (Linux /proc); 0 once it is gone. */
-function treeRss(pid) {
-  let total = 0;
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    total += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
-    for (const task of readdirSync(`/proc/${pid}/task`)) {
-      const children = readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").trim();
-      for (const child of children === "" ? [] : children.split(" ")) total += treeRss(Number(child));
-    }
-  } catch {
-    // gone between two reads
-  }
-  return total;
-}
-
-/** Samples the tree RSS of `pid` every 10 ms until stopped; answers the largest sample. */
-function sampleTree(pid) {
-  let peak = 0;
-  const timer = setInterval(() => {
-    peak = Math.max(peak, treeRss(pid));
-  }, 10);
-  return () => {
-    clearInterval(timer);
-    return peak;
-  };
 }
 
 /** The library in its own process: rows per page, its own peak RSS and its tree's. */
