@@ -130,6 +130,11 @@ function cropGrey(page: GreyPage, region: Region): Uint8Array {
 interface PageReader {
   /** The page's layout; with `region` (inside the page), that part read as one block of text (mode 6). */
   read(page: GreyPage, region?: Region): Promise<OcrBlock[]>;
+  /**
+   * Whether a page and its table regions can be read at once (the native engine: two processes;
+   * a tesseract.js worker reads one image at a time, its mode set per read).
+   */
+  readonly tablesBesidePage: boolean;
   /** Stops what it is reading now (the caller gave up) and frees it. */
   terminate(): Promise<void>;
 }
@@ -143,6 +148,7 @@ async function startWasmReader(langPath: string): Promise<PageReader> {
   let mode: PSM = PSM.AUTO;
   await worker.setParameters({ tessedit_pageseg_mode: mode, preserve_interword_spaces: "0" });
   return {
+    tablesBesidePage: false,
     async read(page, region) {
       const wanted = region === undefined ? PSM.AUTO : PSM.SINGLE_BLOCK;
       if (wanted !== mode) {
@@ -173,6 +179,7 @@ function nativeReader(binary: string, tessdata: string): PageReader {
   const tables = resident(6);
   const controller = new AbortController();
   return {
+    tablesBesidePage: true,
     async read(page, region) {
       if (region === undefined) return parseHocr(await pages.read(page.pgm, controller.signal));
       const cut = toPgm(cropGrey(page, region), region.width, region.height);
@@ -403,21 +410,40 @@ export function createTesseractTextExtractor(
       throw error;
     }
     try {
-      const blocks = await Promise.race([worker.read(input), deadline]);
       // Ruled tables are read again, each as one block of text (page segmentation mode 6): in the
-      // page pass tesseract drops short, isolated cell texts (a lone number in a column).
-      const tableWords: OcrWord[] = [];
-      for (const grid of findGrids(rules, 0.5 * TARGET_LINE_HEIGHT)) {
-        const region = clip(input, {
+      // page pass tesseract drops short, isolated cell texts (a lone number in a column). Their
+      // regions come from the rules, so the native engine reads them beside the page.
+      const regions = findGrids(rules, 0.5 * TARGET_LINE_HEIGHT).map((grid) =>
+        clip(input, {
           left: Math.floor(grid.left),
           top: Math.floor(grid.top),
           width: Math.ceil(grid.right - grid.left),
           height: Math.ceil(grid.bottom - grid.top),
-        });
-        const table = await Promise.race([worker.read(input, region), deadline]);
-        tableWords.push(
-          ...table.flatMap((block) => block.paragraphs.flatMap((p) => p.lines.flatMap((l) => l.words))),
-        );
+        }),
+      );
+      const readTables = async () => {
+        const words: OcrWord[] = [];
+        for (const region of regions) {
+          const table = await worker.read(input, region);
+          words.push(
+            ...table.flatMap((block) => block.paragraphs.flatMap((p) => p.lines.flatMap((l) => l.words))),
+          );
+        }
+        return words;
+      };
+      let blocks: OcrBlock[];
+      let tableWords: OcrWord[];
+      if (worker.tablesBesidePage && regions.length > 0) {
+        const page = worker.read(input);
+        const tables = readTables();
+        // If either fails (or the deadline passes), the worker is discarded below: its processes
+        // are killed, the other read with them.
+        const both = Promise.all([page, tables]);
+        both.catch(() => undefined);
+        [blocks, tableWords] = await Promise.race([both, deadline]);
+      } else {
+        blocks = await Promise.race([worker.read(input), deadline]);
+        tableWords = await Promise.race([readTables(), deadline]);
       }
       release(worker);
       return { blocks, rules, tableWords };

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -275,6 +275,69 @@ describe("createTesseractTextExtractor({ engine: 'native' })", () => {
       await rm(bin, { recursive: true, force: true });
     }
     expect(await tessdataDirectories(process.pid)).toEqual([]);
+  }, 60_000);
+
+  it("reads a page's ruled tables beside the page: the table process gets its region while the page process is held", async () => {
+    // The page process (mode 3) waits while a marker file exists before it starts; the table
+    // process (mode 6) starts at once and logs every region path it is sent. A region logged while
+    // the page is held was sent beside the page, not after it.
+    const bin = await mkdtemp(path.join(tmpdir(), "pixport-held-tesseract-"));
+    const marker = path.join(bin, "hold");
+    const log = path.join(bin, "tables.log");
+    const wrapper = path.join(bin, "tesseract");
+    await writeFile(marker, "");
+    await writeFile(
+      wrapper,
+      [
+        "#!/bin/sh",
+        'case " $* " in',
+        `  *" --psm 3 "*) while [ -e '${marker}' ]; do sleep 0.05; done; exec tesseract "$@" ;;`,
+        `  *" --psm 6 "*) tee -a '${log}' | exec tesseract "$@" ;;`,
+        '  *) exec tesseract "$@" ;;',
+        "esac",
+        "",
+      ].join("\n"),
+      { mode: 0o755 },
+    );
+    const rows = [
+      ["Item", "Price", "Stock"],
+      ["Apple", "120", "40"],
+      ["Pear", "90", "8"],
+    ];
+    const document = await renderDocument(
+      {
+        name: "beside",
+        width: 1200,
+        blocks: [
+          { kind: "heading", level: 1, text: "Stock" },
+          { kind: "table", rows, ruled: true },
+        ],
+      },
+      { format: "png", scale: 1 },
+    );
+    const image = {
+      data: document.data,
+      mimeType: "image/png" as const,
+      width: document.width,
+      height: document.height,
+    };
+    const extractor = createTesseractTextExtractor({ engine: "native", tesseractPath: wrapper, workers: 1 });
+    try {
+      const pending = extractor.extract({ model: "tesseract", image, format: "markdown" });
+      pending.catch(() => undefined);
+      const started = performance.now();
+      while (!existsSync(log) && performance.now() - started < 20_000) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(existsSync(marker)).toBe(true);
+      expect(readFileSync(log, "utf8")).toMatch(/\.pgm\n/);
+      await rm(marker);
+      const markdown = await pending;
+      for (const row of rows) expect(markdown).toContain(`| ${row.join(" | ")} |`);
+    } finally {
+      await extractor.close();
+      await rm(bin, { recursive: true, force: true });
+    }
   }, 60_000);
 
   it("removes the unpacked traineddata a crashed owner left, and keeps a running owner's", async () => {
