@@ -63,10 +63,11 @@ export const tesseractTextExtractorOptionsSchema = z
      * worker a WebAssembly tesseract whose memory grows to the largest page it read and never
      * shrinks (about 150-250 MB per worker on 1000-3000 px pages). `native`: the system's
      * `tesseract` executable (4 or later; Debian: `apt-get install tesseract-ocr`): per worker one
-     * resident process for pages and one for ruled-table regions (started on first use), one
-     * thread each, reading the same traineddata (unpacked once into a private temporary
-     * directory) with the model loaded once, about 40-50 MB each; a process ends after 30 s
-     * without a page (its memory goes back) and is killed with a page whose caller gave up. Both
+     * resident process for pages and one for ruled-table regions (started on first use; the two
+     * read a page and its tables at once), one thread each, reading the same traineddata
+     * (unpacked once into a private temporary directory) with the model loaded once, about
+     * 40-50 MB each; a process ends after 30 s without a page (its memory goes back) and is
+     * killed with a page whose caller gave up. Both
      * engines feed the same pre-processing and layout step. @default "wasm"
      */
     engine: z.enum(["wasm", "native"]).default("wasm"),
