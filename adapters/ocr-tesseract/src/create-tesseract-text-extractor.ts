@@ -147,7 +147,14 @@ async function startWasmReader(langPath: string): Promise<PageReader> {
     cacheMethod: "none",
   });
   let mode: PSM = PSM.AUTO;
-  await worker.setParameters({ tessedit_pageseg_mode: mode, preserve_interword_spaces: "0" });
+  await worker.setParameters({
+    tessedit_pageseg_mode: mode,
+    preserve_interword_spaces: "0",
+    // tesseract's own diagnostics ("Estimating resolution as 504" for every page without a
+    // resolution, as the PGM pages are) went to the host's stderr on every call; failures still
+    // reject the call. The native engine's stderr is read by the adapter, never echoed.
+    debug_file: "/dev/null",
+  });
   return {
     tablesBesidePage: false,
     async read(page, region) {

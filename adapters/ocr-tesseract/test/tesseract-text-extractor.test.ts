@@ -1,3 +1,8 @@
+import { spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import sharp from "sharp";
 import { afterAll, describe, expect, it } from "vitest";
 import { createTesseractTextExtractor } from "../src/index.js";
@@ -60,6 +65,46 @@ describe("createTesseractTextExtractor (offline, real tesseract)", () => {
     expect(plainLines).toContain("Returns fell sharply after the new packaging.");
     expect(plain).not.toContain("#");
   });
+
+  it.each(["wasm", "native"] as const)(
+    "%s: reads a page without writing to the host's stderr (tesseract's diagnostics stay inside)",
+    async (engine) => {
+      // In a process of its own, so its stderr is this call's alone (a script file, not -e: the
+      // tesseract.js worker thread inherits the process's flags).
+      const directory = await mkdtemp(path.join(tmpdir(), "pixport-quiet-"));
+      const page = await renderDocument();
+      await writeFile(path.join(directory, "page.jpg"), page.data);
+      const script = path.join(directory, "read.mjs");
+      await writeFile(
+        script,
+        `import { readFile } from "node:fs/promises";
+        import { createTesseractTextExtractor } from ${JSON.stringify(new URL("../src/index.ts", import.meta.url).href)};
+        const data = new Uint8Array(await readFile(${JSON.stringify(path.join(directory, "page.jpg"))}));
+        const extractor = createTesseractTextExtractor({ engine: ${JSON.stringify(engine)}, workers: 1 });
+        const image = { data, mimeType: "image/jpeg", width: ${page.width}, height: ${page.height} };
+        const text = await extractor.extract({ model: "tesseract", image, format: "plain" });
+        await extractor.close();
+        console.log(JSON.stringify(text));`,
+      );
+      try {
+        const child = spawn(process.execPath, ["--import", "tsx", script], {
+          cwd: fileURLToPath(new URL("..", import.meta.url)),
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        let out = "";
+        let err = "";
+        child.stdout.on("data", (chunk) => (out += chunk));
+        child.stderr.on("data", (chunk) => (err += chunk));
+        const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+        expect(code, err).toBe(0);
+        expect(JSON.parse(out.trim())).toMatch(/Quarterly Report/);
+        expect(err).toBe("");
+      } finally {
+        await rm(directory, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
 });
 
 describe("back-pressure and one deadline per call", () => {
