@@ -236,3 +236,20 @@ describe("library documentation", () => {
     expect(missing).toEqual([]);
   });
 });
+
+describe(".ci/run", () => {
+  it("runs README's test command, verbatim, as the command it ends with", () => {
+    const readme = readFileSync(path.join(root, "README.md"), "utf8");
+    const block = /## The two commands[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
+    const lines = block.split("\n");
+    const testCommand = lines[lines.findIndex((line) => line.startsWith("# Run the whole test suite")) + 1];
+    expect(testCommand).toMatch(/ test$/);
+    const script = readFileSync(path.join(root, ".ci/run"), "utf8");
+    expect(script).toContain(`readonly README_TEST_COMMAND='${testCommand}'`);
+    // Both ways out of the script run it: in the loopback-only namespace, or (without namespaces)
+    // as it is.
+    const runs = script.split("\n").filter((line) => /^\s*exec .*\$README_TEST_COMMAND"$/.test(line));
+    expect(runs).toHaveLength(2);
+    expect(script.trimEnd().split("\n").at(-1)).toBe('exec bash -c "$README_TEST_COMMAND"');
+  });
+});
