@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { characterErrorRate, childProcesses, renderDocument } from "@pixport/testing";
+import { characterErrorRate, childProcesses, type DocumentSpec, renderDocument } from "@pixport/testing";
 import sharp from "sharp";
 import { describe, expect, it } from "vitest";
 import { createTesseractTextExtractor } from "../src/index.js";
@@ -205,6 +205,18 @@ describe("ResidentTesseract", () => {
   }, 60_000);
 });
 
+/** A document rendered as a PNG at scale 1, and the image an extractor is handed for it. */
+async function pngPage(spec: DocumentSpec) {
+  const document = await renderDocument(spec, { format: "png", scale: 1 });
+  const image = {
+    data: document.data,
+    mimeType: "image/png" as const,
+    width: document.width,
+    height: document.height,
+  };
+  return { document, image };
+}
+
 describe("createTesseractTextExtractor({ engine: 'native' })", () => {
   it("refuses to start without the executable, saying how to get it", () => {
     expect(() =>
@@ -225,23 +237,14 @@ describe("createTesseractTextExtractor({ engine: 'native' })", () => {
       `#!/bin/sh\n[ "$1" != "--version" ] && [ -e '${marker}' ] && sleep 30\nexec tesseract "$@"\n`,
       { mode: 0o755 },
     );
-    const document = await renderDocument(
-      {
-        name: "deadline",
-        width: 1200,
-        blocks: [
-          { kind: "heading", level: 1, text: "Native Deadline" },
-          { kind: "paragraph", lines: ["The process reading this page is killed when the call gives up."] },
-        ],
-      },
-      { format: "png", scale: 1 },
-    );
-    const image = {
-      data: document.data,
-      mimeType: "image/png" as const,
-      width: document.width,
-      height: document.height,
-    };
+    const { document, image } = await pngPage({
+      name: "deadline",
+      width: 1200,
+      blocks: [
+        { kind: "heading", level: 1, text: "Native Deadline" },
+        { kind: "paragraph", lines: ["The process reading this page is killed when the call gives up."] },
+      ],
+    });
     const extractor = createTesseractTextExtractor({ engine: "native", tesseractPath: wrapper, workers: 1 });
     try {
       const controller = new AbortController();
@@ -304,23 +307,14 @@ describe("createTesseractTextExtractor({ engine: 'native' })", () => {
       ["Apple", "120", "40"],
       ["Pear", "90", "8"],
     ];
-    const document = await renderDocument(
-      {
-        name: "beside",
-        width: 1200,
-        blocks: [
-          { kind: "heading", level: 1, text: "Stock" },
-          { kind: "table", rows, ruled: true },
-        ],
-      },
-      { format: "png", scale: 1 },
-    );
-    const image = {
-      data: document.data,
-      mimeType: "image/png" as const,
-      width: document.width,
-      height: document.height,
-    };
+    const { image } = await pngPage({
+      name: "beside",
+      width: 1200,
+      blocks: [
+        { kind: "heading", level: 1, text: "Stock" },
+        { kind: "table", rows, ruled: true },
+      ],
+    });
     const extractor = createTesseractTextExtractor({ engine: "native", tesseractPath: wrapper, workers: 1 });
     try {
       const pending = extractor.extract({ model: "tesseract", image, format: "markdown" });
