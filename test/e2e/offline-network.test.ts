@@ -71,6 +71,9 @@ describe("offline image intelligence with the network cut off", () => {
         shot,
         documentFile,
       ]);
+      // 0 also says the server's close() settled: the child awaits it at top level, and Node exits
+      // 13 when the event loop runs dry before (as it did once the idle native OCR processes were
+      // unref'd and the facts scheduler's stop waited for a pause of its own).
       expect(result.code, result.stderr).toBe(0);
       const report = JSON.parse(result.stdout.trim().split("\n").at(-1) ?? "{}");
       // The namespace really has no route out.

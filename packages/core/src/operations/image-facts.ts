@@ -134,10 +134,21 @@ export function createFactsScheduler(
   const pending: string[] = [];
   let running: Promise<void> | undefined;
   let stopped = false;
+  // Pauses never keep the process alive (unref'd timers), so `stop()` ends them itself: a stop
+  // awaiting a pause that only an unref'd timer would end lets the event loop run dry, and the
+  // process exits in the middle of its shutdown (what a server did whose embedded OCR ran as
+  // idle, unref'd child processes).
+  const sleepers = new Set<() => void>();
   const pause = (ms: number) =>
     new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
+      const wake = () => {
+        clearTimeout(timer);
+        sleepers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
       (timer as { unref?: () => void }).unref?.();
+      sleepers.add(wake);
     });
   const run = async () => {
     while (pending.length > 0) {
@@ -176,6 +187,7 @@ export function createFactsScheduler(
     async stop() {
       stopped = true;
       pending.length = 0;
+      for (const wake of [...sleepers]) wake();
       await running;
     },
   };
