@@ -4,7 +4,7 @@
 //   segmentation mode 3, pinned to one thread (OMP_THREAD_LIMIT=1), plain text on stdout;
 // - library: the built @pixport/ocr-tesseract extractor in a child process, one warm worker;
 // - http: the prebuilt server (built packages) answering extract-formatted-text for the uploaded PNG;
-// each of the two with the extractor's engines: wasm (tesseract.js, the default) and native (the
+// each of the two with the extractor's engines: wasm (tesseract.js) and native (the
 // same tesseract executable as the cli row, as resident processes fed the pre-processed pages).
 // Prints each engine's mean and worst plain-text character error rate against the source, its
 // median time per page and the ratio to the CLI's, and its peak RSS: for pixport's rows, the sum

@@ -18,12 +18,12 @@ interface Started {
 }
 
 /** Starts the built `pixport serve` on a random port and waits for its banner. */
-async function serve(dataDir: string): Promise<Started> {
+async function serve(dataDir: string, env: Record<string, string> = {}): Promise<Started> {
   const child = spawn(
     process.execPath,
     [CLI, "serve", "--port", "0", "--host", "127.0.0.1", "--data-dir", dataDir],
     {
-      env: { ...process.env, PIXPORT_LOG: "false" },
+      env: { ...process.env, PIXPORT_LOG: "false", ...env },
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
@@ -79,6 +79,8 @@ describe("the prebuilt `pixport` CLI", () => {
     expect(first.liveKey).toMatch(/^live_/);
     // The keys come last, after the listening line.
     expect(first.output().trimEnd().split("\n").at(-1)).toContain(first.firstKey!);
+    // The listening line names the OCR engine "auto" chose: the tesseract executable (CI installs it).
+    expect(first.output()).toMatch(/listening on \S+ \(data: .*, ocr: native, malloc: \w+\)/);
     // The live key's account has no monthly cap: the operator owns the server.
     const shown = await run(process.execPath, [
       CLI,
@@ -292,6 +294,23 @@ describe("the prebuilt `pixport` CLI", () => {
       await removeDir(quotaDir);
     }
   }, 90_000);
+
+  it("names tesseract.js as the OCR engine when asked for it, or when no tesseract executable is on PATH", async () => {
+    const environments: Record<string, string>[] = [{ PIXPORT_OCR_ENGINE: "wasm" }, { PATH: "/nonexistent" }];
+    for (const env of environments) {
+      const dir = await tempDataDir();
+      const started = await serve(dir, env);
+      try {
+        expect(started.output(), JSON.stringify(env)).toMatch(
+          /listening on \S+ \(data: .*, ocr: wasm, malloc: \w+\)/,
+        );
+      } finally {
+        started.child.kill("SIGTERM");
+        await exitCode(started.child);
+        await removeDir(dir);
+      }
+    }
+  }, 60_000);
 
   it("has --version, per-command help, errors that name the flag, and keys list with overrides and state", async () => {
     const version = await run(process.execPath, [CLI, "--version"]);

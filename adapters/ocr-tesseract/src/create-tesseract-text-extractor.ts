@@ -59,18 +59,21 @@ export const tesseractTextExtractorOptionsSchema = z
       .strict()
       .optional(),
     /**
-     * Which tesseract reads the page. `wasm` (the default): tesseract.js, nothing to install, each
-     * worker a WebAssembly tesseract whose memory grows to the largest page it read and never
-     * shrinks (about 150-250 MB per worker on 1000-3000 px pages). `native`: the system's
-     * `tesseract` executable (4 or later; Debian: `apt-get install tesseract-ocr`): per worker one
-     * resident process for pages and one for ruled-table regions (started on first use; the two
-     * read a page and its tables at once), one thread each, reading the same traineddata
-     * (unpacked once into a private temporary directory) with the model loaded once, about
-     * 40-50 MB each; a process ends after 30 s without a page (its memory goes back) and is
-     * killed with a page whose caller gave up. Both
-     * engines feed the same pre-processing and layout step. @default "wasm"
+     * Which tesseract reads the page. `auto` (the default): `native` when the `tesseract`
+     * executable (`tesseractPath`) runs and is version 4 or later, else `wasm`; checked once when
+     * the extractor is created, and the choice is the extractor's `engine`. `wasm`: tesseract.js,
+     * nothing to install, each worker a WebAssembly tesseract whose memory grows to the largest page
+     * it read and never shrinks (about 150-250 MB per worker on 1000-3000 px pages). `native`: the
+     * system's `tesseract` executable (4 or later; Debian: `apt-get install tesseract-ocr`), and an
+     * error when it cannot run: per worker one resident process for pages and one for ruled-table
+     * regions (started on first use; the two read a page and its tables at once), one thread
+     * each, reading the same traineddata (unpacked once into a private temporary directory) with
+     * the model loaded once, about 40-50 MB each; a process ends after 30 s without a page (its
+     * memory goes back) and is killed with a page whose caller gave up. Both engines feed the same
+     * pre-processing and layout step; `native` is the faster and lighter one (BENCHMARKS.md,
+     * "OCR"), which is why `auto` prefers it. @default "auto"
      */
-    engine: z.enum(["wasm", "native"]).default("wasm"),
+    engine: z.enum(["auto", "wasm", "native"]).default("auto"),
     /** The `tesseract` executable of `engine: "native"` (a path, or a name on PATH). @default "tesseract" */
     tesseractPath: z.string().min(1).default("tesseract"),
     /**
@@ -84,9 +87,31 @@ export const tesseractTextExtractorOptionsSchema = z
 /** Options of {@link createTesseractTextExtractor}; see {@link tesseractTextExtractorOptionsSchema}. */
 export type TesseractTextExtractorOptions = z.input<typeof tesseractTextExtractorOptionsSchema>;
 
-/** The embedded extractor: a {@link TextExtractor} with a `close()` that terminates its workers. */
+/**
+ * The embedded extractor: a {@link TextExtractor} with a `close()` that terminates its workers, and
+ * the engine it reads with (what `engine: "auto"` chose).
+ */
 export interface TesseractTextExtractor extends TextExtractor {
+  readonly engine: "wasm" | "native";
   close(): Promise<void>;
+}
+
+/**
+ * The engine an extractor reads with: `native` when asked for (an error if the executable cannot
+ * run) or when `auto` finds a usable executable, else `wasm`.
+ */
+function chooseEngine(wanted: "auto" | "wasm" | "native", binary: string): "wasm" | "native" {
+  if (wanted === "wasm") return "wasm";
+  if (wanted === "native") {
+    checkNativeTesseract(binary);
+    return "native";
+  }
+  try {
+    checkNativeTesseract(binary);
+    return "native";
+  } catch {
+    return "wasm";
+  }
 }
 
 /** A pre-processed page: 8-bit grey pixels, and the same as a binary PGM (what tesseract reads). */
@@ -207,9 +232,9 @@ function defaultLangPath(): string {
 }
 
 /**
- * The embedded, offline `extract-formatted-text` backend (model name `tesseract`): tesseract.js
- * (WebAssembly LSTM engine, page segmentation mode 3; or the system's `tesseract` with
- * `engine: "native"`, see the option) with the English data of
+ * The embedded, offline `extract-formatted-text` backend (model name `tesseract`): the system's
+ * `tesseract` executable when it can run, else tesseract.js (its WebAssembly build; see the
+ * `engine` option), LSTM engine, page segmentation mode 3, with the English data of
  * `@tesseract.js-data/eng` read from disk (`langPath`, `cacheMethod: "none"`: no download, no
  * cache writes). It declares `lossless`, so the core hands it the original's full-size pixels as
  * PNG. Each page is pre-processed: greyscale and contrast stretch, straightened (skew measured from
@@ -237,7 +262,7 @@ export function createTesseractTextExtractor(
   const maxQueued = options.maxQueued ?? size * 4;
   let admitted = 0;
   const langPath = options.langPath ?? defaultLangPath();
-  if (options.engine === "native") checkNativeTesseract(options.tesseractPath);
+  const engine = chooseEngine(options.engine, options.tesseractPath);
   const idle: PageReader[] = [];
   const busy = new Set<PageReader>();
   const starting = new Set<Promise<PageReader>>();
@@ -247,7 +272,7 @@ export function createTesseractTextExtractor(
   let tessdata: Promise<string> | undefined;
 
   async function startWorker(): Promise<PageReader> {
-    if (options.engine === "wasm") return startWasmReader(langPath);
+    if (engine === "wasm") return startWasmReader(langPath);
     if (tessdata === undefined) {
       tessdata = unpackTraineddata(langPath, "eng");
       tessdata.catch(() => {
@@ -468,6 +493,7 @@ export function createTesseractTextExtractor(
   }
 
   return {
+    engine,
     models: [TESSERACT_MODEL],
     defaultModel: TESSERACT_MODEL,
     // The core hands over the full-size pixels losslessly; this extractor scales by text height.

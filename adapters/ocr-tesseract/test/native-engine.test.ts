@@ -367,3 +367,82 @@ describe("createTesseractTextExtractor({ engine: 'native' })", () => {
     }
   }, 60_000);
 });
+
+describe("createTesseractTextExtractor({ engine: 'auto' }), the default", () => {
+  /** A `tesseract` that logs each invocation's arguments, then runs `run` (or the real one). */
+  async function loggingTesseract(run = 'exec tesseract "$@"') {
+    const bin = await mkdtemp(path.join(tmpdir(), "pixport-auto-tesseract-"));
+    const log = path.join(bin, "calls.log");
+    const wrapper = path.join(bin, "tesseract");
+    await writeFile(wrapper, `#!/bin/sh\necho "$*" >> '${log}'\n${run}\n`, { mode: 0o755 });
+    const calls = () => (existsSync(log) ? readFileSync(log, "utf8").trim().split("\n") : []);
+    return { bin, wrapper, calls };
+  }
+  const page = () =>
+    pngPage({
+      name: "auto",
+      width: 1200,
+      blocks: [
+        { kind: "heading", level: 1, text: "Engine Choice" },
+        { kind: "paragraph", lines: ["The extractor reads with the executable when it can run."] },
+      ],
+    });
+
+  it("is what an extractor gets without an engine, and picks the executable here (CI installs it)", async () => {
+    const extractor = createTesseractTextExtractor();
+    try {
+      expect(extractor.engine).toBe("native");
+    } finally {
+      await extractor.close();
+    }
+  });
+
+  it("reads with the tesseract executable when it runs and is 4 or later", async () => {
+    const { bin, wrapper, calls } = await loggingTesseract();
+    const extractor = createTesseractTextExtractor({ engine: "auto", tesseractPath: wrapper, workers: 1 });
+    try {
+      expect(extractor.engine).toBe("native");
+      const { document, image } = await page();
+      const plain = await extractor.extract({ model: "tesseract", image, format: "plain" });
+      expect(characterErrorRate(plain, document.plain)).toBeLessThanOrEqual(0.02);
+      // The version check, then the resident page process that read the page.
+      expect(calls()[0]).toBe("--version");
+      expect(calls().some((call) => call.includes("--psm 3") && call.includes("stream_filelist=1"))).toBe(
+        true,
+      );
+    } finally {
+      await extractor.close();
+      await rm(bin, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it("falls back to tesseract.js when the executable is missing or older than 4", async () => {
+    const missing = createTesseractTextExtractor({ tesseractPath: "/nonexistent/tesseract", workers: 1 });
+    const old = await loggingTesseract("echo 'tesseract 3.05.02'");
+    const older = createTesseractTextExtractor({ tesseractPath: old.wrapper, workers: 1 });
+    try {
+      expect(missing.engine).toBe("wasm");
+      expect(older.engine).toBe("wasm");
+      const { document, image } = await page();
+      const plain = await older.extract({ model: "tesseract", image, format: "plain" });
+      expect(characterErrorRate(plain, document.plain)).toBeLessThanOrEqual(0.02);
+      // Read by tesseract.js: the old executable was asked its version and nothing else.
+      expect(old.calls()).toEqual(["--version"]);
+      expect(childProcesses({ name: "tesseract" })).toEqual([]);
+    } finally {
+      await Promise.all([missing.close(), older.close()]);
+      await rm(old.bin, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it("still refuses an explicit native engine without a usable executable", async () => {
+    const old = await loggingTesseract("echo 'tesseract 3.05.02'");
+    try {
+      expect(() => createTesseractTextExtractor({ engine: "native", tesseractPath: old.wrapper })).toThrow(
+        /tesseract 4 or later/,
+      );
+    } finally {
+      await rm(old.bin, { recursive: true, force: true });
+    }
+  });
+});

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import sharp from "sharp";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createTesseractTextExtractor } from "../src/index.js";
 
 /**
@@ -40,31 +40,37 @@ async function renderDocument(): Promise<{ data: Uint8Array; width: number; heig
 }
 
 describe("createTesseractTextExtractor (offline, real tesseract)", () => {
-  const extractor = createTesseractTextExtractor({ workers: 1 });
-  afterAll(() => extractor.close());
+  it.each(["wasm", "native"] as const)(
+    "%s: extracts markdown with a heading, lists and a table, and plain text with line breaks",
+    async (engine) => {
+      const extractor = createTesseractTextExtractor({ engine, workers: 1 });
+      try {
+        const rendered = await renderDocument();
+        const image = { ...rendered, mimeType: "image/jpeg" as const };
+        const markdown = await extractor.extract({ model: "tesseract", image, format: "markdown" });
+        const lines = markdown.split("\n");
+        expect(lines[0]).toBe("# Quarterly Report");
+        expect(markdown).toContain("The warehouse shipped more parcels this quarter.");
+        expect(lines).toContain("- Apples arrive on Monday");
+        expect(lines).toContain("- Pears arrive on Tuesday");
+        expect(lines).toContain("1. Open the crate");
+        expect(lines).toContain("2. Count the fruit");
+        expect(lines).toContain("| Fruit | Price | Stock |");
+        expect(lines).toContain("| Apple | 120 | 40 |");
+        expect(lines).toContain("| Pear | 90 | 12 |");
 
-  it("extracts markdown with a heading, lists and a table, and plain text with line breaks", async () => {
-    const rendered = await renderDocument();
-    const image = { ...rendered, mimeType: "image/jpeg" as const };
-    const markdown = await extractor.extract({ model: "tesseract", image, format: "markdown" });
-    const lines = markdown.split("\n");
-    expect(lines[0]).toBe("# Quarterly Report");
-    expect(markdown).toContain("The warehouse shipped more parcels this quarter.");
-    expect(lines).toContain("- Apples arrive on Monday");
-    expect(lines).toContain("- Pears arrive on Tuesday");
-    expect(lines).toContain("1. Open the crate");
-    expect(lines).toContain("2. Count the fruit");
-    expect(lines).toContain("| Fruit | Price | Stock |");
-    expect(lines).toContain("| Apple | 120 | 40 |");
-    expect(lines).toContain("| Pear | 90 | 12 |");
-
-    const plain = await extractor.extract({ model: "tesseract", image, format: "plain" });
-    const plainLines = plain.split("\n");
-    expect(plainLines).toContain("Quarterly Report");
-    expect(plainLines).toContain("The warehouse shipped more parcels this quarter.");
-    expect(plainLines).toContain("Returns fell sharply after the new packaging.");
-    expect(plain).not.toContain("#");
-  });
+        const plain = await extractor.extract({ model: "tesseract", image, format: "plain" });
+        const plainLines = plain.split("\n");
+        expect(plainLines).toContain("Quarterly Report");
+        expect(plainLines).toContain("The warehouse shipped more parcels this quarter.");
+        expect(plainLines).toContain("Returns fell sharply after the new packaging.");
+        expect(plain).not.toContain("#");
+      } finally {
+        await extractor.close();
+      }
+    },
+    60_000,
+  );
 
   it.each(["wasm", "native"] as const)(
     "%s: reads a page without writing to the host's stderr (tesseract's diagnostics stay inside)",

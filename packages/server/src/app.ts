@@ -42,6 +42,8 @@ export interface PixportServer {
   config: ServerConfig;
   /** Absolute URL the server listens on, e.g. `http://127.0.0.1:3000`. */
   url: string;
+  /** The embedded OCR's engine (see `ocrEngine`), when extract-formatted-text uses it. */
+  ocrEngine?: "wasm" | "native";
   /** Stops accepting connections and waits (up to `shutdownTimeoutMs`) for in-flight requests. */
   close(): Promise<void>;
 }
@@ -252,6 +254,7 @@ export async function startPixportServer(
     accounts: runtime.accounts,
     config: resolved,
     url,
+    ...(runtime.ocrEngine === undefined ? {} : { ocrEngine: runtime.ocrEngine }),
     close,
   };
 }

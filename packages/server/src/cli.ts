@@ -91,7 +91,7 @@ withStores(
     const running = await startPixportServer(await configFor(options, overrides));
     const initial = await ensureInitialKeys(running.keys, running.accounts);
     console.log(
-      `pixport listening on ${running.url} (data: ${running.config.dataDir}, malloc: ${activeAllocator()})`,
+      `pixport listening on ${running.url} (data: ${running.config.dataDir}, ${running.ocrEngine === undefined ? "" : `ocr: ${running.ocrEngine}, `}malloc: ${activeAllocator()})`,
     );
     if (initial !== null) {
       // The banner comes last, so the keys are the last thing on the screen.

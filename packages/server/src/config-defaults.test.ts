@@ -37,12 +37,13 @@ describe("config errors read as the operator wrote the value", () => {
       'codec must be one of "sharp", "jimp", received "vips"',
     );
     await expect(loadServerConfig({ environment: { PIXPORT_OCR_ENGINE: "cli" } })).rejects.toThrow(
-      'ocrEngine must be one of "wasm", "native", received "cli"',
+      'ocrEngine must be one of "auto", "wasm", "native", received "cli"',
     );
     expect((await loadServerConfig({ environment: { PIXPORT_OCR_ENGINE: "native" } })).ocrEngine).toBe(
       "native",
     );
-    expect(resolveServerConfig({}).ocrEngine).toBe("wasm");
+    expect(resolveServerConfig({}).ocrEngine).toBe("auto");
+    expect((await loadServerConfig({ environment: { PIXPORT_OCR_ENGINE: "wasm" } })).ocrEngine).toBe("wasm");
     expect(() => resolveServerConfig({ encodeQuality: 0 })).toThrow(
       "encodeQuality must be at least 1, received 0",
     );

@@ -188,12 +188,14 @@ export const serverConfigSchema = z
      */
     codec: z.enum(["sharp", "jimp"]).default("sharp"),
     /**
-     * Engine of the embedded OCR (`extract-formatted-text` without an LLM extractor): `wasm`
-     * (tesseract.js, nothing to install) or `native` (the system's `tesseract` executable, 4 or
-     * later, checked at start; resident processes that keep the model loaded between pages and
-     * exit after 30 s idle). See the README section on OCR. @default "wasm"
+     * Engine of the embedded OCR (`extract-formatted-text` without an LLM extractor): `auto`
+     * (`native` when the system's `tesseract` executable, 4 or later, runs; else `wasm`; the choice
+     * is named in the start line), `wasm` (tesseract.js, nothing to install) or `native` (the
+     * executable, checked at start: the server refuses to start without it; resident processes
+     * that keep the model loaded between pages and exit after 30 s idle). See the README section
+     * on OCR. @default "auto"
      */
-    ocrEngine: z.enum(["wasm", "native"]).default("wasm"),
+    ocrEngine: z.enum(["auto", "wasm", "native"]).default("auto"),
     /**
      * Decoded pixels of stored images kept for their next transforms and variants, per node, least
      * recently used out first (either codec; see the README section "Memory budget"); `0` turns it

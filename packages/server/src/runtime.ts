@@ -91,6 +91,11 @@ export interface PixportRuntime {
   quota: QuotaStore;
   /** Where published copies live (served under `/images/`). */
   publicStore: BlobStore;
+  /**
+   * The engine of the embedded OCR the runtime built (what `ocrEngine: "auto"` chose); undefined
+   * when extract-formatted-text goes to an LLM or to models passed in.
+   */
+  ocrEngine?: "wasm" | "native";
   /** Releases connections (Redis). */
   close(): Promise<void>;
 }
@@ -193,6 +198,7 @@ export async function createPixportRuntime(
   const scope = options.container ?? container.createChildContainer();
   const give = <T>(token: Token<T>, make: () => T) => provide(scope, token, make);
   const owned: { close(): Promise<void> }[] = [];
+  let ocrEngine: "wasm" | "native" | undefined;
   if (!scope.isRegistered(Tokens.Codec, true)) {
     const created = await createCodec(config);
     const codec =
@@ -228,7 +234,10 @@ export async function createPixportRuntime(
       config.models?.defaults.extract === undefined
         ? createTesseractTextExtractor({ engine: config.ocrEngine })
         : undefined;
-    if (embeddedExtractor !== undefined) owned.push(embeddedExtractor);
+    if (embeddedExtractor !== undefined) {
+      owned.push(embeddedExtractor);
+      ocrEngine = embeddedExtractor.engine;
+    }
     const plain: ModelPorts = { ...remote, textExtractor: embeddedExtractor ?? remote?.textExtractor };
     const models =
       options.instrumentation === undefined ? plain : instrumentModels(plain, options.instrumentation);
@@ -291,6 +300,7 @@ export async function createPixportRuntime(
     accounts: resolve(scope, Tokens.AccountStore),
     quota: resolve(scope, Tokens.QuotaStore),
     publicStore: resolve(scope, Tokens.PublicBlobStore),
+    ...(ocrEngine === undefined ? {} : { ocrEngine }),
     async close() {
       // Background work (image facts) finishes its current image and stops before the stores close.
       await pipeline.stopBackgroundWork();
