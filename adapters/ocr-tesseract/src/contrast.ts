@@ -11,8 +11,7 @@
  * column alignment (its dark pixels are about 2 % of the page).
  */
 export function stretchContrast(grey: Uint8Array, lower: number, upper: number): void {
-  const histogram = new Uint32Array(256);
-  for (let index = 0; index < grey.length; index++) histogram[grey[index]!]! += 1;
+  const histogram = levels(grey);
   const low = percentile(histogram, grey.length, lower);
   const high = percentile(histogram, grey.length, upper);
   if (high - low <= 2) return;
@@ -22,6 +21,29 @@ export function stretchContrast(grey: Uint8Array, lower: number, upper: number):
     table[level] = Math.min(255, Math.max(0, Math.round((level - low) * scale)));
   }
   for (let index = 0; index < grey.length; index++) grey[index] = table[grey[index]!]!;
+}
+
+/**
+ * The histogram of the grey levels, counted in four interleaved tables then summed: a page is
+ * mostly one level (the paper), and one table would make every count wait for the previous store
+ * to the same entry (about 2x slower on a 4-megapixel page).
+ */
+function levels(grey: Uint8Array): Uint32Array {
+  const a = new Uint32Array(256);
+  const b = new Uint32Array(256);
+  const c = new Uint32Array(256);
+  const d = new Uint32Array(256);
+  const whole = grey.length - (grey.length % 4);
+  let index = 0;
+  for (; index < whole; index += 4) {
+    a[grey[index]!]! += 1;
+    b[grey[index + 1]!]! += 1;
+    c[grey[index + 2]!]! += 1;
+    d[grey[index + 3]!]! += 1;
+  }
+  for (; index < grey.length; index++) a[grey[index]!]! += 1;
+  for (let level = 0; level < 256; level++) a[level]! += b[level]! + c[level]! + d[level]!;
+  return a;
 }
 
 /** The first grey level with more than `fraction` of the pixels at or below it. */

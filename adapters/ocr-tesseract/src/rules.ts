@@ -31,7 +31,12 @@ interface Run {
   to: number;
 }
 
-/** Dark runs of at least `minLength` px along each line (`along` rows when horizontal). */
+/**
+ * Dark runs of at least `minLength` px along each line: along each row when `horizontal`, else
+ * along each column. Both scan the page row by row, in memory order (a column walked top to bottom
+ * touches one cache line per row: 3x slower on a 2400 px page); runs come out by line, then
+ * position.
+ */
 function runs(
   grey: Uint8Array,
   width: number,
@@ -39,22 +44,24 @@ function runs(
   horizontal: boolean,
   minLength: number,
 ): Run[] {
+  return horizontal ? rowRuns(grey, width, height, minLength) : columnRuns(grey, width, height, minLength);
+}
+
+function rowRuns(grey: Uint8Array, width: number, height: number, minLength: number): Run[] {
   const found: Run[] = [];
-  const lines = horizontal ? height : width;
-  const length = horizontal ? width : height;
-  for (let line = 0; line < lines; line += 1) {
+  for (let line = 0; line < height; line += 1) {
+    const row = line * width;
     let start = -1;
     // One light pixel inside a run (anti-aliasing, grain) does not break it.
     let gap = 0;
-    for (let position = 0; position <= length; position += 1) {
-      const value =
-        position === length ? 255 : grey[horizontal ? line * width + position : position * width + line]!;
+    for (let position = 0; position <= width; position += 1) {
+      const value = position === width ? 255 : grey[row + position]!;
       if (value <= INK) {
         if (start === -1) start = position;
         gap = 0;
       } else if (start !== -1) {
         gap += 1;
-        if (gap > 1 || position === length) {
+        if (gap > 1 || position === width) {
           const end = position - gap;
           if (end - start + 1 >= minLength) found.push({ line, from: start, to: end });
           start = -1;
@@ -64,6 +71,34 @@ function runs(
     }
   }
   return found;
+}
+
+/** The same rule as {@link rowRuns} down every column, each column's state kept in an array. */
+function columnRuns(grey: Uint8Array, width: number, height: number, minLength: number): Run[] {
+  const found: Run[] = [];
+  const start = new Int32Array(width).fill(-1);
+  const gap = new Int32Array(width);
+  for (let position = 0; position <= height; position += 1) {
+    const row = position * width;
+    const last = position === height;
+    for (let line = 0; line < width; line += 1) {
+      const value = last ? 255 : grey[row + line]!;
+      if (value <= INK) {
+        if (start[line] === -1) start[line] = position;
+        gap[line] = 0;
+      } else if (start[line] !== -1) {
+        const gapped = gap[line]! + 1;
+        if (gapped > 1 || last) {
+          const end = position - gapped;
+          if (end - start[line]! + 1 >= minLength) found.push({ line, from: start[line]!, to: end });
+          start[line] = -1;
+          gap[line] = 0;
+        } else gap[line] = gapped;
+      }
+    }
+  }
+  // Found in the order they ended; by column (a stable sort keeps each column's top-down order).
+  return found.sort((a, b) => a.line - b.line);
 }
 
 /** Merges runs on adjacent lines that overlap along their length into one rule each. */
@@ -103,13 +138,25 @@ export function findRules(
   height: number,
   options: { minLength?: number; maxThickness?: number } = {},
 ): Rules {
+  return {
+    horizontal: findRuleLines(grey, width, height, "horizontal", options),
+    vertical: findRuleLines(grey, width, height, "vertical", options),
+  };
+}
+
+/** One direction of {@link findRules} (the extractor lets its event loop run between the two). */
+export function findRuleLines(
+  grey: Uint8Array,
+  width: number,
+  height: number,
+  direction: "horizontal" | "vertical",
+  options: { minLength?: number; maxThickness?: number } = {},
+): Rule[] {
   const minLength = options.minLength ?? Math.max(40, Math.round(0.08 * Math.min(width, height)));
   const maxThickness = options.maxThickness ?? Math.max(8, Math.round(Math.min(width, height) / 60));
-  const thin = (rule: Rule) => rule.thickness <= maxThickness;
-  return {
-    horizontal: merge(runs(grey, width, height, true, minLength)).filter(thin),
-    vertical: merge(runs(grey, width, height, false, minLength)).filter(thin),
-  };
+  return merge(runs(grey, width, height, direction === "horizontal", minLength)).filter(
+    (rule) => rule.thickness <= maxThickness,
+  );
 }
 
 /** Paints every rule white in place (with a 1 px margin for anti-aliased edges). */

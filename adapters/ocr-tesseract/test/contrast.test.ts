@@ -28,6 +28,15 @@ describe("stretchContrast", () => {
     expect(grey[9_999]).toBe(255); // 200
   });
 
+  it("counts every pixel, the last ones of a page whose size is not a multiple of four too", () => {
+    // 103 px: 100 at 200, then 3 at 10 (2.9 %): the black point is 10 only if the last 3 count.
+    const grey = new Uint8Array(103).fill(200);
+    grey.fill(10, 100);
+    stretchContrast(grey, 0.02, 0.99);
+    expect(grey[102]).toBe(0);
+    expect(grey[0]).toBe(255);
+  });
+
   it("leaves a page alone whose percentiles are at most two levels apart", () => {
     const flat = page(1_000, 128, [[127, 500]]);
     const before = Uint8Array.from(flat);
