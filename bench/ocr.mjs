@@ -9,7 +9,8 @@
 // Prints each engine's mean and worst plain-text character error rate against the source, its
 // median time per page and the ratio to the CLI's, and its peak RSS: for pixport's rows, the sum
 // over the process and its child processes (the native engine's tesseract), sampled every 10 ms,
-// beside the process's own peak; the library's markdown CER too.
+// beside the process's own peak; the library's markdown CER too, and how long the library held its
+// process's event loop (the pre-processing and layout run on the caller's thread).
 // Targets (issue 20): pixport's CER <= the CLI's, time <= 1.0x the CLI's, peak RSS <= 200 MB.
 // Usage: npx --yes pnpm@12 run build && npx tsx --conditions=pixport-source bench/ocr.mjs [--only name]
 //   [--engines wasm,native]
@@ -80,6 +81,7 @@ async function runLibrary(engine) {
   const rows = [];
   let ownPeak = 0;
   let treePeak = 0;
+  let loop;
   await new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [path.join(here, "ocr-child.mjs"), directory, engine], {
       stdio: ["ignore", "pipe", "inherit"],
@@ -92,8 +94,10 @@ async function runLibrary(engine) {
       buffered = lines.pop();
       for (const line of lines) {
         const row = JSON.parse(line);
-        if (row.peakRss !== undefined) ownPeak = row.peakRss;
-        else {
+        if (row.peakRss !== undefined) {
+          ownPeak = row.peakRss;
+          loop = { p99: row.loopP99, longest: row.loopLongest };
+        } else {
           const { document } = pages.find((page) => page.file === row.file);
           rows.push({
             file: row.file,
@@ -110,7 +114,7 @@ async function runLibrary(engine) {
       else reject(new Error(`ocr-child exited ${code}`));
     });
   });
-  return { rows, ownPeak, treePeak: Math.max(treePeak, ownPeak) };
+  return { rows, ownPeak, treePeak: Math.max(treePeak, ownPeak), loop };
 }
 
 /** The prebuilt server, one request at a time: rows per page, its own peak RSS and its tree's. */
@@ -190,6 +194,9 @@ for (const result of results.filter((entry) => entry.name.startsWith("library"))
   const markdown = result.rows.map((row) => row.markdownCer);
   console.log(
     `${result.name} markdown CER mean ${mean(markdown).toFixed(4)} worst ${Math.max(...markdown).toFixed(4)} (the CLI has no markdown)`,
+  );
+  console.log(
+    `${result.name} held its event loop: p99 ${result.loop.p99.toFixed(1)} ms, longest ${result.loop.longest.toFixed(0)} ms (a 5 ms interval's lateness while it read the pages)`,
   );
 }
 const worst = [...cli].sort((a, b) => b.cer - a.cer).slice(0, 5);

@@ -2,6 +2,7 @@ import { rm } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { availableParallelism } from "node:os";
 import path from "node:path";
+import { setImmediate as turn } from "node:timers/promises";
 import type { ModelCallOptions, ModelImage, TextExtractor, TextFormat } from "@pixport/core";
 import { ErrorCodes, ImagePipelineError, parseOptions } from "@pixport/core";
 import sharp from "sharp";
@@ -19,7 +20,7 @@ import {
   ResidentTesseract,
   unpackTraineddata,
 } from "./native.js";
-import { eraseRules, findRules, type Rules, scaleRules } from "./rules.js";
+import { eraseRules, findRuleLines, type Rules, scaleRules } from "./rules.js";
 
 /** The API-visible model name of the embedded extractor. */
 export const TESSERACT_MODEL = "tesseract";
@@ -347,8 +348,12 @@ export function createTesseractTextExtractor(
       .raw()
       .toBuffer({ resolveWithObject: true });
     let grey = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    // Each step below is synchronous JavaScript over the whole page (10-40 ms each on 4 megapixels):
+    // the event loop gets a turn between them, so the host's other requests wait for one step,
+    // not for the page.
     stretchContrast(grey, 0.02, 0.99);
     let { width, height } = info;
+    await turn();
     const skew = measureSkew(grey, width, height);
     if (Math.abs(skew) >= 0.2) {
       const straight = await sharp(grey, { raw: { width, height, channels: 1 } })
@@ -359,8 +364,12 @@ export function createTesseractTextExtractor(
       grey = new Uint8Array(straight.data.buffer, straight.data.byteOffset, straight.data.byteLength);
       ({ width, height } = straight.info);
     }
-    const rules = findRules(grey, width, height);
+    await turn();
+    const horizontal = findRuleLines(grey, width, height, "horizontal");
+    await turn();
+    const rules = { horizontal, vertical: findRuleLines(grey, width, height, "vertical") };
     eraseRules(grey, width, height, rules);
+    await turn();
     const lineHeight = estimateLineHeight(grey, width, height);
     const factor = lineHeight === undefined ? fallbackFactor(width, height) : scaleFor(lineHeight);
     if (Math.abs(factor - 1) > 0.05) {
