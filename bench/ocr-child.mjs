@@ -1,39 +1,52 @@
-// Child of bench/ocr.mjs: reads every PNG of a directory with the built @pixport/ocr-tesseract
-// extractor (one worker, warmed up first; engine argv[3], wasm or native), one page at a time, in
-// plain and in markdown, and prints one JSON line per page, then its own peak RSS (worker threads
-// included; not the native engine's tesseract processes, which bench/ocr.mjs samples) and how long
-// the extractor held its event loop: a 5 ms interval's lateness (as bench/event-loop.mjs measures
-// it), p99 and longest over the pages.
+// Child of bench/ocr.mjs: the built @pixport/ocr-tesseract extractor (one worker; engine argv[3],
+// wasm or native) reading the PNG pages of a directory (argv[2]) one at a time, on request: it warms
+// up on the directory's first page and prints {"ready":true}, then reads each file name that comes
+// on its stdin, in plain and in markdown, and prints one JSON line per page. When stdin ends it
+// prints its own peak RSS (worker threads included; not the native engine's tesseract processes,
+// which bench/ocr.mjs samples) and how long the extractor held its event loop while it read: a
+// 5 ms interval's lateness (as bench/event-loop.mjs measures it), p99 and longest over the ticks
+// that fell while a page was being read (the waits between requests do not dilute it).
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
+import { createInterface } from "node:readline";
 import { createTesseractTextExtractor } from "@pixport/ocr-tesseract";
 import sharp from "sharp";
 
 const directory = process.argv[2];
 const extractor = createTesseractTextExtractor({ workers: 1, engine: process.argv[3] ?? "wasm" });
-const files = (await readdir(directory)).filter((name) => name.endsWith(".png")).sort();
 const load = async (file) => {
   const data = new Uint8Array(await readFile(path.join(directory, file)));
   const { width, height } = await sharp(data).metadata();
   return { data, mimeType: "image/png", width, height };
 };
 // Warm-up: the worker starts on the first call.
-await extractor.extract({ model: "tesseract", image: await load(files[0]), format: "plain" });
+const first = (await readdir(directory)).filter((name) => name.endsWith(".png")).sort()[0];
+await extractor.extract({ model: "tesseract", image: await load(first), format: "plain" });
+
 const delays = [];
+let reading = false;
+let readSinceTick = false;
 let last = performance.now();
 const ticker = setInterval(() => {
   const now = performance.now();
-  delays.push(Math.max(0, now - last - 5));
+  if (reading || readSinceTick) delays.push(Math.max(0, now - last - 5));
+  readSinceTick = reading;
   last = now;
 }, 5);
-for (const file of files) {
+console.log(JSON.stringify({ ready: true }));
+
+for await (const file of createInterface({ input: process.stdin })) {
+  if (file === "") continue;
   const image = await load(file);
+  reading = true;
+  readSinceTick = true;
   let start = performance.now();
   const plain = await extractor.extract({ model: "tesseract", image, format: "plain" });
   const plainMs = performance.now() - start;
   start = performance.now();
   const markdown = await extractor.extract({ model: "tesseract", image, format: "markdown" });
   const markdownMs = performance.now() - start;
+  reading = false;
   console.log(JSON.stringify({ file, plain, plainMs, markdown, markdownMs }));
 }
 clearInterval(ticker);

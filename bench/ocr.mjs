@@ -6,6 +6,8 @@
 // - http: the prebuilt server (built packages) answering extract-formatted-text for the uploaded PNG;
 // each of the two with the extractor's engines: wasm (tesseract.js) and native (the
 // same tesseract executable as the cli row, as resident processes fed the pre-processed pages).
+// All of them are started and warmed up first; then each page is read by every engine in turn, the
+// order rotating from page to page, so the ratios compare calls seconds apart.
 // Prints each engine's mean and worst plain-text character error rate against the source, its
 // median time per page and the ratio to the CLI's, and its peak RSS: for pixport's rows, the sum
 // over the process and its child processes (the native engine's tesseract), sampled every 10 ms,
@@ -56,76 +58,117 @@ for (const entry of OCR_DOCUMENT_SUITE) {
 pages.sort((a, b) => (a.file < b.file ? -1 : 1));
 console.log(`${pages.length} pages in ${directory}`);
 
-// The CLI, one page at a time, timed by /usr/bin/time (wall seconds and peak RSS in KB).
-const cli = [];
-for (const { file, document } of pages) {
-  const run = spawnSync(
-    "/usr/bin/time",
-    ["-f", "%e %M", "tesseract", path.join(directory, file), "-", "--psm", "3"],
-    {
-      env: { ...process.env, OMP_THREAD_LIMIT: "1" },
-      encoding: "utf8",
-    },
-  );
-  const [seconds, kilobytes] = run.stderr.trim().split("\n").at(-1).split(" ").map(Number);
-  cli.push({
-    file,
-    ms: seconds * 1000,
-    rss: kilobytes * 1024,
-    cer: characterErrorRate(run.stdout, document.plain),
-  });
-}
+// Every engine is started first and warmed up; then the pages are read one at a time, each page by
+// every engine in turn (the order rotating from page to page), so that the ratios compare runs
+// seconds apart: these shared machines drift by 5-10 % between minutes, more than the differences
+// measured. (Until 2026-11-26 each engine read all the pages in turn, minutes apart.)
 
-/** The library in its own process: rows per page, its own peak RSS and its tree's. */
-async function runLibrary(engine) {
+/** Debian's CLI, one process per page, timed by /usr/bin/time (wall seconds and peak RSS in KB). */
+function cliEngine() {
   const rows = [];
-  let ownPeak = 0;
-  let treePeak = 0;
-  let loop;
-  await new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(here, "ocr-child.mjs"), directory, engine], {
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    const stop = sampleTree(child.pid);
-    let buffered = "";
-    child.stdout.on("data", (chunk) => {
-      buffered += chunk;
-      const lines = buffered.split("\n");
-      buffered = lines.pop();
-      for (const line of lines) {
-        const row = JSON.parse(line);
-        if (row.peakRss !== undefined) {
-          ownPeak = row.peakRss;
-          loop = { p99: row.loopP99, longest: row.loopLongest };
-        } else {
-          const { document } = pages.find((page) => page.file === row.file);
-          rows.push({
-            file: row.file,
-            ms: row.plainMs,
-            cer: characterErrorRate(row.plain, document.plain),
-            markdownCer: characterErrorRate(row.markdown, document.markdown),
-          });
-        }
-      }
-    });
-    child.once("exit", (code) => {
-      treePeak = stop();
-      if (code === 0) resolve();
-      else reject(new Error(`ocr-child exited ${code}`));
-    });
-  });
-  return { rows, ownPeak, treePeak: Math.max(treePeak, ownPeak), loop };
+  return {
+    name: "cli",
+    rows,
+    async read({ file, document }) {
+      const run = spawnSync(
+        "/usr/bin/time",
+        ["-f", "%e %M", "tesseract", path.join(directory, file), "-", "--psm", "3"],
+        { env: { ...process.env, OMP_THREAD_LIMIT: "1" }, encoding: "utf8" },
+      );
+      const [seconds, kilobytes] = run.stderr.trim().split("\n").at(-1).split(" ").map(Number);
+      rows.push({
+        file,
+        ms: seconds * 1000,
+        rss: kilobytes * 1024,
+        cer: characterErrorRate(run.stdout, document.plain),
+      });
+    },
+    async finish() {
+      return { treePeak: Math.max(...rows.map((row) => row.rss)) };
+    },
+  };
 }
 
-/** The prebuilt server, one request at a time: rows per page, its own peak RSS and its tree's. */
-async function runHttp(engine) {
+/** The library in its own process (bench/ocr-child.mjs), one page per request on its stdin. */
+async function libraryEngine(engine) {
+  const rows = [];
+  const child = spawn(process.execPath, [path.join(here, "ocr-child.mjs"), directory, engine], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  const stop = sampleTree(child.pid);
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  const lines = [];
+  const waiting = [];
+  let buffered = "";
+  child.stdout.setEncoding("utf8");
+  child.stdout.on("data", (chunk) => {
+    buffered += chunk;
+    const parts = buffered.split("\n");
+    buffered = parts.pop();
+    for (const line of parts) {
+      const next = waiting.shift();
+      if (next === undefined) lines.push(JSON.parse(line));
+      else next(JSON.parse(line));
+    }
+  });
+  const nextLine = () =>
+    lines.length > 0
+      ? Promise.resolve(lines.shift())
+      : Promise.race([
+          new Promise((resolve) => waiting.push(resolve)),
+          exited.then((code) => Promise.reject(new Error(`ocr-child exited ${code}`))),
+        ]);
+  await nextLine(); // {"ready":true}: warmed up
+  return {
+    name: `library ${engine}`,
+    rows,
+    async read({ file, document }) {
+      child.stdin.write(`${file}\n`);
+      const row = await nextLine();
+      rows.push({
+        file,
+        ms: row.plainMs,
+        cer: characterErrorRate(row.plain, document.plain),
+        markdownCer: characterErrorRate(row.markdown, document.markdown),
+      });
+    },
+    async finish() {
+      child.stdin.end();
+      const last = await nextLine();
+      await exited;
+      const treePeak = stop();
+      return {
+        ownPeak: last.peakRss,
+        treePeak: Math.max(treePeak, last.peakRss),
+        loop: { p99: last.loopP99, longest: last.loopLongest },
+      };
+    },
+  };
+}
+
+/** The prebuilt server, one request at a time: the page uploaded, then extract-formatted-text timed. */
+async function httpEngine(engine) {
+  const rows = [];
   const dataDir = await mkdtemp(path.join(tmpdir(), "pixport-ocr-bench-server-"));
   const server = await startChild(path.join(here, "pixport-child.mjs"), [dataDir], {
     PIXPORT_BENCH_OCR_ENGINE: engine,
   });
   const stop = sampleTree(server.child.pid);
   const key = /KEY (\S+)/.exec(server.output())[1];
-  const rows = [];
+  const upload = async (file) => {
+    const form = new FormData();
+    form.append("name", file);
+    form.append("image", new Blob([await readFile(path.join(directory, file))]), file);
+    const uploaded = await fetch(`${server.url}/v1/images`, {
+      method: "POST",
+      headers: { "x-api-key": key },
+      body: form,
+    });
+    const body = await uploaded.json();
+    if (uploaded.status !== 201)
+      throw new Error(`upload answered ${uploaded.status}: ${JSON.stringify(body)}`);
+    return body.id;
+  };
   const extract = async (id) => {
     const response = await fetch(`${server.url}/v1/images/${id}/extract-formatted-text`, {
       method: "POST",
@@ -136,44 +179,43 @@ async function runHttp(engine) {
       throw new Error(`extract answered ${response.status}: ${await response.text()}`);
     return (await response.json()).content;
   };
-  try {
-    for (const [index, { file, document }] of pages.entries()) {
-      const form = new FormData();
-      form.append("name", file);
-      form.append("image", new Blob([await readFile(path.join(directory, file))]), file);
-      const uploaded = await fetch(`${server.url}/v1/images`, {
-        method: "POST",
-        headers: { "x-api-key": key },
-        body: form,
-      });
-      const body = await uploaded.json();
-      if (uploaded.status !== 201)
-        throw new Error(`upload answered ${uploaded.status}: ${JSON.stringify(body)}`);
-      const { id } = body;
-      if (index === 0) await extract(id); // warm-up: the worker starts on the first call
+  await extract(await upload(pages[0].file)); // warm-up: the worker starts on the first call
+  return {
+    name: `http ${engine}`,
+    rows,
+    async read({ file, document }) {
+      const id = await upload(file);
       const start = performance.now();
       const content = await extract(id);
       rows.push({ file, ms: performance.now() - start, cer: characterErrorRate(content, document.plain) });
-    }
-    server.child.send("peak-rss");
-    const ownPeak = await new Promise((resolve) =>
-      server.child.once("message", (message) => resolve(message.peakRss)),
-    );
-    return { rows, ownPeak, treePeak: Math.max(stop(), ownPeak) };
-  } finally {
-    stop();
-    server.child.kill("SIGTERM");
-    await new Promise((resolve) => server.child.once("exit", resolve));
-    await rm(dataDir, { recursive: true, force: true });
-  }
+    },
+    async finish() {
+      server.child.send("peak-rss");
+      const ownPeak = await new Promise((resolve) =>
+        server.child.once("message", (message) => resolve(message.peakRss)),
+      );
+      const treePeak = Math.max(stop(), ownPeak);
+      server.child.kill("SIGTERM");
+      await new Promise((resolve) => server.child.once("exit", resolve));
+      await rm(dataDir, { recursive: true, force: true });
+      return { ownPeak, treePeak };
+    },
+  };
 }
 
+const participants = [cliEngine()];
+for (const engine of engines) participants.push(await libraryEngine(engine), await httpEngine(engine));
+for (const [index, page] of pages.entries()) {
+  for (let turn = 0; turn < participants.length; turn++) {
+    await participants[(index + turn) % participants.length].read(page);
+  }
+}
 const results = [];
-for (const engine of engines) {
-  results.push({ name: `library ${engine}`, ...(await runLibrary(engine)) });
-  results.push({ name: `http ${engine}`, ...(await runHttp(engine)) });
+for (const participant of participants) {
+  results.push({ name: participant.name, rows: participant.rows, ...(await participant.finish()) });
 }
 await rm(directory, { recursive: true, force: true });
+const cli = results[0].rows;
 
 const cliMedian = median(cli.map((row) => row.ms));
 const report = (name, rows, treePeak, ownPeak) => {
@@ -188,7 +230,6 @@ const report = (name, rows, treePeak, ownPeak) => {
 console.log(
   "engine          accuracy (plain text vs source)              time                        memory",
 );
-report("cli", cli, Math.max(...cli.map((row) => row.rss)));
 for (const result of results) report(result.name, result.rows, result.treePeak, result.ownPeak);
 for (const result of results.filter((entry) => entry.name.startsWith("library"))) {
   const markdown = result.rows.map((row) => row.markdownCer);
