@@ -15,7 +15,7 @@
 // process's event loop (the pre-processing and layout run on the caller's thread).
 // Targets (issue 20): pixport's CER <= the CLI's, time <= 1.0x the CLI's, peak RSS <= 200 MB.
 // Usage: npx --yes pnpm@12 run build && npx tsx --conditions=pixport-source bench/ocr.mjs [--only name]
-//   [--engines wasm,native]
+//   [--engines wasm,native] [--library-env '{"MALLOC_MMAP_THRESHOLD_":"131072"}']
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -26,7 +26,11 @@ import { characterErrorRate, renderDocument } from "../packages/testing/src/fixt
 import { sampleTree, startChild } from "./lib.mjs";
 
 const { values } = parseArgs({
-  options: { only: { type: "string" }, engines: { type: "string", default: "wasm,native" } },
+  options: {
+    only: { type: "string" },
+    engines: { type: "string", default: "wasm,native" },
+    "library-env": { type: "string" },
+  },
 });
 const engines = values.engines.split(",");
 const here = path.dirname(new URL(import.meta.url).pathname);
@@ -90,10 +94,11 @@ function cliEngine() {
 }
 
 /** The library in its own process (bench/ocr-child.mjs), one page per request on its stdin. */
-async function libraryEngine(engine) {
+async function libraryEngine(engine, env) {
   const rows = [];
   const child = spawn(process.execPath, [path.join(here, "ocr-child.mjs"), directory, engine], {
     stdio: ["pipe", "pipe", "inherit"],
+    env: { ...process.env, ...env },
   });
   const stop = sampleTree(child.pid);
   const exited = new Promise((resolve) => child.once("exit", resolve));
@@ -120,7 +125,7 @@ async function libraryEngine(engine) {
         ]);
   await nextLine(); // {"ready":true}: warmed up
   return {
-    name: `library ${engine}`,
+    name: env === undefined ? `library ${engine}` : `library ${engine}+env`,
     rows,
     async read({ file, document }) {
       child.stdin.write(`${file}\n`);
@@ -204,7 +209,13 @@ async function httpEngine(engine) {
 }
 
 const participants = [cliEngine()];
-for (const engine of engines) participants.push(await libraryEngine(engine), await httpEngine(engine));
+// --library-env '{"NAME":"value"}': one more library row per engine, its process (and the native
+// engine's tesseract processes) started with those variables, e.g. glibc's malloc settings.
+const libraryEnv = values["library-env"] === undefined ? undefined : JSON.parse(values["library-env"]);
+for (const engine of engines) {
+  participants.push(await libraryEngine(engine), await httpEngine(engine));
+  if (libraryEnv !== undefined) participants.push(await libraryEngine(engine, libraryEnv));
+}
 for (const [index, page] of pages.entries()) {
   for (let turn = 0; turn < participants.length; turn++) {
     await participants[(index + turn) % participants.length].read(page);
@@ -222,7 +233,7 @@ const report = (name, rows, treePeak, ownPeak) => {
   const rates = rows.map((row) => row.cer);
   const time = median(rows.map((row) => row.ms));
   console.log(
-    `${name.padEnd(15)} plain CER mean ${mean(rates).toFixed(4)} worst ${Math.max(...rates).toFixed(4)}  ` +
+    `${name.padEnd(19)} plain CER mean ${mean(rates).toFixed(4)} worst ${Math.max(...rates).toFixed(4)}  ` +
       `median ${time.toFixed(0)} ms/page (${(time / cliMedian).toFixed(2)}x cli)  peak RSS ${mb(treePeak)}` +
       (ownPeak === undefined ? "" : ` (process alone ${mb(ownPeak)})`),
   );
