@@ -5,7 +5,8 @@
 //   IS-Net), and an inference cannot be interrupted; killing a process stops it for real, where
 //   terminating a worker thread inside onnxruntime aborts the whole host process.
 // - Memory: the process is started with glibc's malloc asking for transparent huge pages
-//   (GLIBC_TUNABLES=glibc.malloc.hugetlb=1, set by the owner), which lets onnxruntime run without
+//   (GLIBC_TUNABLES=glibc.malloc.hugetlb=1, set by the owner, with a fixed mmap threshold that
+//   gives every activation back when freed: see INFERENCE_TUNABLES), which lets onnxruntime run without
 //   its memory arena at the arena's speed (measured on IS-Net at 1024 x 1024, 2 threads: 1.3 s per
 //   inference and a 0.94 GB peak, against 1.5 s and 1.13 GB with the arena, and 3.0 s without
 //   either); the activations (about 0.7 GB) leave the host's heap alone; and the graph optimiser's

@@ -1,9 +1,12 @@
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { ErrorCodes, isImagePipelineError } from "@pixport/core";
+import { childProcesses } from "@pixport/testing";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { inferenceEnv } from "../src/create-onnx-background-remover.js";
 import {
   createOnnxBackgroundRemover,
   MODEL_PRESETS,
@@ -358,5 +361,43 @@ describe("createOnnxBackgroundRemover: errors", () => {
       remover.remove({ image: input, width: WIDTH, height: HEIGHT }),
       ErrorCodes.MODEL_UNAVAILABLE,
     );
+  });
+});
+
+describe("the inference process's malloc settings", () => {
+  it("adds huge pages and a fixed mmap threshold to GLIBC_TUNABLES, keeping what the host set", () => {
+    expect(inferenceEnv({ PATH: "/bin" })).toEqual({
+      PATH: "/bin",
+      GLIBC_TUNABLES: "glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=131072",
+    });
+    expect(inferenceEnv({ GLIBC_TUNABLES: "glibc.malloc.arena_max=2" }).GLIBC_TUNABLES).toBe(
+      "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=131072",
+    );
+    // The host's own choice of either wins.
+    expect(inferenceEnv({ GLIBC_TUNABLES: "glibc.malloc.mmap_threshold=1048576" }).GLIBC_TUNABLES).toBe(
+      "glibc.malloc.mmap_threshold=1048576:glibc.malloc.hugetlb=1",
+    );
+    const both = { GLIBC_TUNABLES: "glibc.malloc.hugetlb=0:glibc.malloc.mmap_threshold=65536" };
+    expect(inferenceEnv(both)).toBe(both);
+  });
+
+  it("starts the inference process with them", async () => {
+    const remover = await createOnnxBackgroundRemover({
+      model: channelModel({ layout: "nchw", height: HEIGHT, width: WIDTH }),
+      ...identity,
+    });
+    try {
+      const [pid] = childProcesses({ cmdline: "inference-process" });
+      expect(pid).toBeDefined();
+      // The raw environment block: glibc writes a NUL after each tunable's value as it parses
+      // GLIBC_TUNABLES at start, so the variable reads as its first tunable only, the rest
+      // following as separate entries; both are still in the block, in the order they were passed.
+      const environment = readFileSync(`/proc/${pid}/environ`, "utf8");
+      const tunables = inferenceEnv(process.env).GLIBC_TUNABLES!.split(":");
+      expect(tunables).toEqual(expect.arrayContaining(["glibc.malloc.mmap_threshold=131072"]));
+      expect(environment).toContain(`GLIBC_TUNABLES=${tunables.join("\0")}\0`);
+    } finally {
+      await remover.close();
+    }
   });
 });
