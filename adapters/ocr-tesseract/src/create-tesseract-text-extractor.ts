@@ -103,14 +103,11 @@ export interface TesseractTextExtractor extends TextExtractor {
  */
 function chooseEngine(wanted: "auto" | "wasm" | "native", binary: string): "wasm" | "native" {
   if (wanted === "wasm") return "wasm";
-  if (wanted === "native") {
-    checkNativeTesseract(binary);
-    return "native";
-  }
   try {
     checkNativeTesseract(binary);
     return "native";
-  } catch {
+  } catch (error) {
+    if (wanted === "native") throw error;
     return "wasm";
   }
 }
