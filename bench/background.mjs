@@ -25,14 +25,14 @@
 // --rounds N runs every engine N times over, alternating, and prints the ratios of each round and
 // their median: the machine's speed drifts by more than the adapter's overhead between minutes.
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { availableParallelism, tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import sharp from "sharp";
-import { sampleTree, startChild } from "./lib.mjs";
+import { descendants, sampleTree, startChild, statusBytes } from "./lib.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -91,28 +91,7 @@ async function modelPath() {
 
 /** The summed peak RSS (VmHWM) of the running descendants of a process (its inference processes). */
 function descendantsPeakRss(root) {
-  const parents = new Map();
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      parents.set(Number(name), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
-    } catch {}
-  }
-  const isDescendant = (pid) => {
-    for (let parent = parents.get(pid); parent !== undefined && parent > 1; parent = parents.get(parent))
-      if (parent === root) return true;
-    return false;
-  };
-  let total = 0;
-  for (const pid of parents.keys()) {
-    if (!isDescendant(pid)) continue;
-    try {
-      const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-      if (match) total += Number(match[1]) * 1024;
-    } catch {}
-  }
-  return total;
+  return descendants(root).reduce((total, pid) => total + statusBytes(pid, "VmHWM"), 0);
 }
 
 /** Child mode: one engine, prints one JSON line per size and one with its peak RSS. */

@@ -87,20 +87,35 @@ export async function uploadTo(server, bytes, fileName = "bench.jpg") {
   return { key, id: (await response.json()).id };
 }
 
-/** RSS of a process and all its descendants, bytes (Linux /proc); 0 once it is gone. */
-export function treeRss(pid) {
-  let total = 0;
+/** The pids of a process's descendants, children first (Linux /proc); none once it is gone. */
+export function descendants(pid) {
+  const found = [];
   try {
-    const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    total += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
     for (const task of readdirSync(`/proc/${pid}/task`)) {
       const children = readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").trim();
-      for (const child of children === "" ? [] : children.split(" ")) total += treeRss(Number(child));
+      for (const child of children === "" ? [] : children.split(" ").map(Number)) {
+        found.push(child, ...descendants(child));
+      }
     }
   } catch {
     // gone between two reads
   }
-  return total;
+  return found;
+}
+
+/** A `/proc/<pid>/status` field in bytes (VmRSS, VmHWM); 0 once the process is gone. */
+export function statusBytes(pid, field) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
+  } catch {
+    return 0;
+  }
+}
+
+/** RSS of a process and all its descendants, bytes (Linux /proc); 0 once it is gone. */
+export function treeRss(pid) {
+  return [pid, ...descendants(pid)].reduce((total, each) => total + statusBytes(each, "VmRSS"), 0);
 }
 
 /** Samples the tree RSS of `pid` every 10 ms until stopped; answers the largest sample. */
