@@ -66,10 +66,10 @@ export const tesseractTextExtractorOptionsSchema = z
      * nothing to install, each worker a WebAssembly tesseract whose memory grows to the largest page
      * it read and never shrinks (about 150-250 MB per worker on 1000-3000 px pages). `native`: the
      * system's `tesseract` executable (4 or later; Debian: `apt-get install tesseract-ocr`), and an
-     * error when it cannot run: per worker one resident process for pages and one for ruled-table
-     * regions (started on first use; the two read a page and its tables at once), one thread
-     * each, reading the same traineddata (unpacked once into a private temporary directory) with
-     * the model loaded once, about 40-50 MB each; a process ends after 30 s without a page (its
+     * error when it cannot run: per worker one resident process (started on first use) that reads
+     * pages and their ruled-table regions (a zone file makes it read a table as one block), one
+     * thread, reading the traineddata unpacked once into a private temporary directory, with the
+     * model loaded once, about 40-70 MB; a process ends after 30 s without a page (its
      * memory goes back) and is killed with a page whose caller gave up. Both engines feed the same
      * pre-processing and layout step; `native` is the faster and lighter one (BENCHMARKS.md,
      * "OCR"), which is why `auto` prefers it. @default "auto"
@@ -154,11 +154,6 @@ function cropGrey(page: GreyPage, region: Region): Uint8Array {
 interface PageReader {
   /** The page's layout; with `region` (inside the page), that part read as one block of text (mode 6). */
   read(page: GreyPage, region?: Region): Promise<OcrBlock[]>;
-  /**
-   * Whether a page and its table regions can be read at once (the native engine: two processes;
-   * a tesseract.js worker reads one image at a time, its mode set per read).
-   */
-  readonly tablesBesidePage: boolean;
   /** Stops what it is reading now (the caller gave up) and frees it. */
   terminate(): Promise<void>;
 }
@@ -179,7 +174,6 @@ async function startWasmReader(langPath: string): Promise<PageReader> {
     debug_file: "/dev/null",
   });
   return {
-    tablesBesidePage: false,
     async read(page, region) {
       const wanted = region === undefined ? PSM.AUTO : PSM.SINGLE_BLOCK;
       if (wanted !== mode) {
@@ -199,27 +193,27 @@ async function startWasmReader(langPath: string): Promise<PageReader> {
 }
 
 /**
- * Two resident native processes (see {@link ResidentTesseract}), started on first use: one reads
- * pages (mode 3), the other table regions cut from them (mode 6; tesseract's mode is fixed per
- * process).
+ * One resident native process (see {@link ResidentTesseract}), started on first use, in page
+ * segmentation mode 4: pages are segmented into blocks without a column split (the layout step
+ * finds columns from word boxes: the document suite reads the same as in mode 3), and a table
+ * region cut from the page is read with a zone file covering it, which makes tesseract read it as
+ * one block of text (mode 6), so short isolated cells are kept. Until 2026-11-26 a second resident
+ * process in mode 6 read the tables beside the page (tesseract's mode is fixed per process): 35-47
+ * MB more per worker.
  */
 function nativeReader(binary: string, tessdata: string): PageReader {
-  const resident = (psm: number) =>
-    new ResidentTesseract({ binary, tessdata, language: "eng", psm, scratch: tessdata });
-  const pages = resident(3);
-  const tables = resident(6);
+  const tesseract = new ResidentTesseract({ binary, tessdata, language: "eng", psm: 4, scratch: tessdata });
   const controller = new AbortController();
   return {
-    tablesBesidePage: true,
     async read(page, region) {
-      if (region === undefined) return parseHocr(await pages.read(page.pgm, controller.signal));
+      if (region === undefined) return parseHocr(await tesseract.read(page.pgm, controller.signal));
       const cut = toPgm(cropGrey(page, region), region.width, region.height);
-      return parseHocr(await tables.read(cut, controller.signal), region.left, region.top);
+      const whole = [{ left: 0, top: 0, width: region.width, height: region.height }];
+      return parseHocr(await tesseract.read(cut, controller.signal, whole), region.left, region.top);
     },
     async terminate() {
       controller.abort(new Error("terminated"));
-      pages.close();
-      tables.close();
+      tesseract.close();
     },
   };
 }
@@ -232,7 +226,8 @@ function defaultLangPath(): string {
 /**
  * The embedded, offline `extract-formatted-text` backend (model name `tesseract`): the system's
  * `tesseract` executable when it can run, else tesseract.js (its WebAssembly build; see the
- * `engine` option), LSTM engine, page segmentation mode 3, with the English data of
+ * `engine` option), LSTM engine, page segmentation mode 3 (4 for the executable: blocks without a
+ * column split, which the layout step makes from word boxes), with the English data of
  * `@tesseract.js-data/eng` read from disk (`langPath`, `cacheMethod: "none"`: no download, no
  * cache writes). It declares `lossless`, so the core hands it the original's full-size pixels as
  * PNG. Each page is pre-processed: greyscale and contrast stretch, straightened (skew measured from
@@ -450,9 +445,9 @@ export function createTesseractTextExtractor(
       throw error;
     }
     try {
-      // Ruled tables are read again, each as one block of text (page segmentation mode 6): in the
-      // page pass tesseract drops short, isolated cell texts (a lone number in a column). Their
-      // regions come from the rules, so the native engine reads them beside the page.
+      // Ruled tables are read again, each as one block of text (page segmentation mode 6, or a zone
+      // file for the native engine): in the page pass tesseract drops short, isolated cell texts
+      // (a lone number in a column). Their regions come from the rules.
       const regions = findGrids(rules, 0.5 * TARGET_LINE_HEIGHT).map((grid) =>
         clip(input, {
           left: Math.floor(grid.left),
@@ -461,29 +456,13 @@ export function createTesseractTextExtractor(
           height: Math.ceil(grid.bottom - grid.top),
         }),
       );
-      const readTables = async () => {
-        const words: OcrWord[] = [];
-        for (const region of regions) {
-          const table = await worker.read(input, region);
-          words.push(
-            ...table.flatMap((block) => block.paragraphs.flatMap((p) => p.lines.flatMap((l) => l.words))),
-          );
-        }
-        return words;
-      };
-      let blocks: OcrBlock[];
-      let tableWords: OcrWord[];
-      if (worker.tablesBesidePage && regions.length > 0) {
-        const page = worker.read(input);
-        const tables = readTables();
-        // If either fails (or the deadline passes), the worker is discarded below: its processes
-        // are killed, the other read with them.
-        const both = Promise.all([page, tables]);
-        both.catch(() => undefined);
-        [blocks, tableWords] = await Promise.race([both, deadline]);
-      } else {
-        blocks = await Promise.race([worker.read(input), deadline]);
-        tableWords = await Promise.race([readTables(), deadline]);
+      const blocks = await Promise.race([worker.read(input), deadline]);
+      const tableWords: OcrWord[] = [];
+      for (const region of regions) {
+        const table = await Promise.race([worker.read(input, region), deadline]);
+        tableWords.push(
+          ...table.flatMap((block) => block.paragraphs.flatMap((p) => p.lines.flatMap((l) => l.words))),
+        );
       }
       release(worker);
       return { blocks, rules, tableWords };

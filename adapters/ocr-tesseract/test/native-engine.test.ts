@@ -8,14 +8,21 @@ import { characterErrorRate, childProcesses, type DocumentSpec, renderDocument }
 import sharp from "sharp";
 import { describe, expect, it } from "vitest";
 import { createTesseractTextExtractor } from "../src/index.js";
-import { parseHocr, ResidentTesseract, unpackTraineddata } from "../src/native.js";
+import {
+  formatZones,
+  parseHocr,
+  RESIDENT_TUNABLES,
+  ResidentTesseract,
+  residentEnv,
+  unpackTraineddata,
+} from "../src/native.js";
 
 /**
  * `engine: "native"`: the system's tesseract executable (Debian's tesseract-ocr, which `.ci/run`
  * installs), resident processes that read page after page. The document suite and the TextExtractor conformance suite run
  * on it too (document-suite.test.ts, text-extractor-conformance.test.ts); this file covers what is
  * its own: the hOCR reader, the resident process (pages in a row, idle exit, restart after a
- * failure, not holding the event loop), the missing executable, killing a page whose caller gave up, and the
+ * failure, zones, not holding the event loop, pages and tables in one process), the missing executable, killing a page whose caller gave up, and the
  * unpacked traineddata's temporary directory.
  */
 
@@ -123,6 +130,11 @@ describe("ResidentTesseract", () => {
       const a = await resident.read(first.pgm, signal);
       const pid = resident.pid;
       expect(pid).toBeGreaterThan(0);
+      const environment = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
+      expect(environment).toContain("OMP_THREAD_LIMIT=1");
+      expect(environment.find((entry) => entry.startsWith("GLIBC_TUNABLES="))).toContain(
+        "glibc.malloc.mmap_threshold=131072",
+      );
       const b = await resident.read(second.pgm, signal);
       const again = await resident.read(first.pgm, signal);
       expect(resident.pid).toBe(pid);
@@ -178,6 +190,71 @@ describe("ResidentTesseract", () => {
       await rm(tessdata, { recursive: true, force: true });
     }
   }, 60_000);
+
+  it("reads only the zones it is given, each as one block, in the page mode without column finding", async () => {
+    const tessdata = await unpackTraineddata(langPath, "eng");
+    const page = await pgmOf("zones", [
+      "The first line stays inside the zone.",
+      "The second line is left out.",
+    ]);
+    const height = page.pgm.toString("latin1", 0, 32).split(/\s+/).map(Number)[2] as number;
+    const width = page.pgm.toString("latin1", 0, 32).split(/\s+/).map(Number)[1] as number;
+    const resident = new ResidentTesseract({
+      binary: "tesseract",
+      tessdata,
+      language: "eng",
+      psm: 4,
+      scratch: tessdata,
+    });
+    const signal = new AbortController().signal;
+    try {
+      const whole = wordsOf(await resident.read(page.pgm, signal));
+      expect(whole).toContain("second line");
+      // The rendered page's lines: find the gap between them from the whole page's line boxes.
+      const lines = parseHocr(await resident.read(page.pgm, signal)).flatMap((block) =>
+        block.paragraphs.flatMap((p) => p.lines),
+      );
+      expect(lines).toHaveLength(2);
+      const cut = Math.round((lines[0]!.bbox.y1 + lines[1]!.bbox.y0) / 2);
+      const zoned = parseHocr(
+        await resident.read(page.pgm, signal, [{ left: 0, top: 0, width, height: cut }]),
+      );
+      const text = zoned
+        .flatMap((block) =>
+          block.paragraphs.flatMap((p) => p.lines.map((l) => l.words.map((w) => w.text).join(" "))),
+        )
+        .join("\n");
+      expect(characterErrorRate(text, "The first line stays inside the zone.")).toBeLessThanOrEqual(0.03);
+      expect(text).not.toContain("second");
+      expect(zoned).toHaveLength(1);
+      expect(height).toBeGreaterThan(cut);
+      // The zone file went with the page file.
+      expect((await readdir(tessdata)).sort()).toEqual(["eng.traineddata"]);
+    } finally {
+      resident.close();
+      await rm(tessdata, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it("starts with one OpenMP thread and glibc's fixed mmap threshold, keeping the host's own tunables", () => {
+    expect(residentEnv({ PATH: "/bin" })).toEqual({
+      PATH: "/bin",
+      OMP_THREAD_LIMIT: "1",
+      GLIBC_TUNABLES: "glibc.malloc.mmap_threshold=131072",
+    });
+    expect(residentEnv({ GLIBC_TUNABLES: "glibc.malloc.arena_max=2" }).GLIBC_TUNABLES).toBe(
+      "glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=131072",
+    );
+    // A threshold the host chose is left as it is.
+    expect(residentEnv({ GLIBC_TUNABLES: "glibc.malloc.mmap_threshold=65536" }).GLIBC_TUNABLES).toBe(
+      "glibc.malloc.mmap_threshold=65536",
+    );
+    expect(RESIDENT_TUNABLES).toEqual(["glibc.malloc.mmap_threshold=131072"]);
+  });
+
+  it("formats zones as UNLV zone file lines", () => {
+    expect(formatZones([{ left: 0, top: 10.4, width: 300, height: 99.6 }])).toBe("0 10 300 100 Text\n");
+  });
 
   it("does not keep Node running while idle: a script that never closes the extractor exits", async () => {
     const script = `
@@ -280,24 +357,22 @@ describe("createTesseractTextExtractor({ engine: 'native' })", () => {
     expect(await tessdataDirectories(process.pid)).toEqual([]);
   }, 60_000);
 
-  it("reads a page's ruled tables beside the page: the table process gets its region while the page process is held", async () => {
-    // The page process (mode 3) waits while a marker file exists before it starts; the table
-    // process (mode 6) starts at once and logs every region path it is sent. A region logged while
-    // the page is held was sent beside the page, not after it.
-    const bin = await mkdtemp(path.join(tmpdir(), "pixport-held-tesseract-"));
-    const marker = path.join(bin, "hold");
-    const log = path.join(bin, "tables.log");
+  it("reads a page and its ruled table in one process per worker, the table through a zone file", async () => {
+    // The real tesseract behind a wrapper that logs each start and, for every path it is sent,
+    // whether a zone file sits beside it when tesseract gets the path.
+    const bin = await mkdtemp(path.join(tmpdir(), "pixport-logged-tesseract-"));
+    const log = path.join(bin, "calls.log");
     const wrapper = path.join(bin, "tesseract");
-    await writeFile(marker, "");
     await writeFile(
       wrapper,
       [
         "#!/bin/sh",
-        'case " $* " in',
-        `  *" --psm 3 "*) while [ -e '${marker}' ]; do sleep 0.05; done; exec tesseract "$@" ;;`,
-        `  *" --psm 6 "*) tee -a '${log}' | exec tesseract "$@" ;;`,
-        '  *) exec tesseract "$@" ;;',
-        "esac",
+        `[ "$1" = "--version" ] && exec tesseract "$@"`,
+        `echo "start $*" >> '${log}'`,
+        "while IFS= read -r file; do",
+        `  if [ -e "\${file%.pgm}.uzn" ]; then echo "zoned $(cat "\${file%.pgm}.uzn")" >> '${log}'; else echo page >> '${log}'; fi`,
+        '  echo "$file"',
+        'done | exec tesseract "$@"',
         "",
       ].join("\n"),
       { mode: 0o755 },
@@ -308,7 +383,7 @@ describe("createTesseractTextExtractor({ engine: 'native' })", () => {
       ["Pear", "90", "8"],
     ];
     const { image } = await pngPage({
-      name: "beside",
+      name: "one-process",
       width: 1200,
       blocks: [
         { kind: "heading", level: 1, text: "Stock" },
@@ -317,17 +392,20 @@ describe("createTesseractTextExtractor({ engine: 'native' })", () => {
     });
     const extractor = createTesseractTextExtractor({ engine: "native", tesseractPath: wrapper, workers: 1 });
     try {
-      const pending = extractor.extract({ model: "tesseract", image, format: "markdown" });
-      pending.catch(() => undefined);
-      const started = performance.now();
-      while (!existsSync(log) && performance.now() - started < 20_000) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      expect(existsSync(marker)).toBe(true);
-      expect(readFileSync(log, "utf8")).toMatch(/\.pgm\n/);
-      await rm(marker);
-      const markdown = await pending;
+      const markdown = await extractor.extract({ model: "tesseract", image, format: "markdown" });
       for (const row of rows) expect(markdown).toContain(`| ${row.join(" | ")} |`);
+      const again = await extractor.extract({ model: "tesseract", image, format: "markdown" });
+      expect(again).toBe(markdown);
+      const calls = readFileSync(log, "utf8").trim().split("\n");
+      const starts = calls.filter((line) => line.startsWith("start "));
+      expect(starts).toHaveLength(1);
+      expect(starts[0]).toContain("--psm 4");
+      // Twice: the page (no zone file), then its table region cut out, one zone covering it.
+      const reads = calls.filter((line) => !line.startsWith("start "));
+      expect(reads).toHaveLength(4);
+      expect(reads[0]).toBe("page");
+      expect(reads[1]).toMatch(/^zoned 0 0 \d+ \d+ Text$/);
+      expect(reads.slice(2)).toEqual(reads.slice(0, 2));
     } finally {
       await extractor.close();
       await rm(bin, { recursive: true, force: true });
@@ -407,7 +485,7 @@ describe("createTesseractTextExtractor({ engine: 'auto' }), the default", () => 
       expect(characterErrorRate(plain, document.plain)).toBeLessThanOrEqual(0.02);
       // The version check, then the resident page process that read the page.
       expect(calls()[0]).toBe("--version");
-      expect(calls().some((call) => call.includes("--psm 3") && call.includes("stream_filelist=1"))).toBe(
+      expect(calls().some((call) => call.includes("--psm 4") && call.includes("stream_filelist=1"))).toBe(
         true,
       );
     } finally {

@@ -191,8 +191,8 @@ export const serverConfigSchema = z
      * Engine of the embedded OCR (`extract-formatted-text` without an LLM extractor): `auto`
      * (`native` when the system's `tesseract` executable, 4 or later, runs; else `wasm`; the choice
      * is named in the start line), `wasm` (tesseract.js, nothing to install) or `native` (the
-     * executable, checked at start: the server refuses to start without it; resident processes
-     * that keep the model loaded between pages and exit after 30 s idle). See the README section
+     * executable, checked at start: the server refuses to start without it; one resident process
+     * per worker that keeps the model loaded between pages and exits after 30 s idle). See the README section
      * on OCR. @default "auto"
      */
     ocrEngine: z.enum(["auto", "wasm", "native"]).default("auto"),
