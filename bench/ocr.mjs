@@ -16,6 +16,7 @@
 // Targets (issue 20): pixport's CER <= the CLI's, time <= 1.0x the CLI's, peak RSS <= 200 MB.
 // Usage: npx --yes pnpm@12 run build && npx tsx --conditions=pixport-source bench/ocr.mjs [--only name]
 //   [--engines wasm,native] [--library-env '{"MALLOC_MMAP_THRESHOLD_":"131072"}']
+//   [--http-env '{"PIXPORT_ALLOCATOR":"system"}']
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -30,6 +31,7 @@ const { values } = parseArgs({
     only: { type: "string" },
     engines: { type: "string", default: "wasm,native" },
     "library-env": { type: "string" },
+    "http-env": { type: "string" },
   },
 });
 const engines = values.engines.split(",");
@@ -152,12 +154,14 @@ async function libraryEngine(engine, env) {
 }
 
 /** The prebuilt server, one request at a time: the page uploaded, then extract-formatted-text timed. */
-async function httpEngine(engine) {
+async function httpEngine(engine, env) {
   const rows = [];
   const dataDir = await mkdtemp(path.join(tmpdir(), "pixport-ocr-bench-server-"));
   const server = await startChild(path.join(here, "pixport-child.mjs"), [dataDir], {
+    ...env,
     PIXPORT_BENCH_OCR_ENGINE: engine,
   });
+  const malloc = /MALLOC (\S+)/.exec(server.output())?.[1];
   const stop = sampleTree(server.child.pid);
   const key = /KEY (\S+)/.exec(server.output())[1];
   const upload = async (file) => {
@@ -186,7 +190,8 @@ async function httpEngine(engine) {
   };
   await extract(await upload(pages[0].file)); // warm-up: the worker starts on the first call
   return {
-    name: `http ${engine}`,
+    name: `http ${engine}${env === undefined ? "" : "+env"}`,
+    malloc,
     rows,
     async read({ file, document }) {
       const id = await upload(file);
@@ -211,10 +216,14 @@ async function httpEngine(engine) {
 const participants = [cliEngine()];
 // --library-env '{"NAME":"value"}': one more library row per engine, its process (and the native
 // engine's tesseract processes) started with those variables, e.g. glibc's malloc settings.
+// --http-env '{"NAME":"value"}': the same for one more http row per engine (the server's process,
+// started through the launcher as `pnpm start` does, e.g. PIXPORT_ALLOCATOR=system).
 const libraryEnv = values["library-env"] === undefined ? undefined : JSON.parse(values["library-env"]);
+const httpEnv = values["http-env"] === undefined ? undefined : JSON.parse(values["http-env"]);
 for (const engine of engines) {
   participants.push(await libraryEngine(engine), await httpEngine(engine));
   if (libraryEnv !== undefined) participants.push(await libraryEngine(engine, libraryEnv));
+  if (httpEnv !== undefined) participants.push(await httpEngine(engine, httpEnv));
 }
 for (const [index, page] of pages.entries()) {
   for (let turn = 0; turn < participants.length; turn++) {
@@ -223,25 +232,32 @@ for (const [index, page] of pages.entries()) {
 }
 const results = [];
 for (const participant of participants) {
-  results.push({ name: participant.name, rows: participant.rows, ...(await participant.finish()) });
+  results.push({
+    name: participant.name,
+    rows: participant.rows,
+    malloc: participant.malloc,
+    ...(await participant.finish()),
+  });
 }
 await rm(directory, { recursive: true, force: true });
 const cli = results[0].rows;
 
 const cliMedian = median(cli.map((row) => row.ms));
-const report = (name, rows, treePeak, ownPeak) => {
+const report = (name, rows, treePeak, ownPeak, malloc) => {
   const rates = rows.map((row) => row.cer);
   const time = median(rows.map((row) => row.ms));
   console.log(
     `${name.padEnd(19)} plain CER mean ${mean(rates).toFixed(4)} worst ${Math.max(...rates).toFixed(4)}  ` +
       `median ${time.toFixed(0)} ms/page (${(time / cliMedian).toFixed(2)}x cli)  peak RSS ${mb(treePeak)}` +
-      (ownPeak === undefined ? "" : ` (process alone ${mb(ownPeak)})`),
+      (ownPeak === undefined ? "" : ` (process alone ${mb(ownPeak)})`) +
+      (malloc === undefined ? "" : ` malloc ${malloc}`),
   );
 };
 console.log(
   "engine          accuracy (plain text vs source)              time                        memory",
 );
-for (const result of results) report(result.name, result.rows, result.treePeak, result.ownPeak);
+for (const result of results)
+  report(result.name, result.rows, result.treePeak, result.ownPeak, result.malloc);
 for (const result of results.filter((entry) => entry.name.startsWith("library"))) {
   const markdown = result.rows.map((row) => row.markdownCer);
   console.log(
