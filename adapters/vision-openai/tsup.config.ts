@@ -1,7 +1,8 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: ["src/index.ts"],
+  // registry.ts on its own too: a host can validate a model registry without loading the openai SDK.
+  entry: ["src/index.ts", "src/registry.ts"],
   format: ["esm"],
   dts: true,
   sourcemap: true,

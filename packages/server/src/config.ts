@@ -10,7 +10,7 @@ import {
   urlImportOptionsSchema,
   workQueueOptionsSchema,
 } from "@pixport/core";
-import { modelRegistrySchema } from "@pixport/vision-openai";
+import { modelRegistrySchema } from "@pixport/vision-openai/registry";
 import { z } from "zod";
 import { LOG_LEVELS } from "./observability.js";
 

@@ -41,7 +41,6 @@ import {
   createFsKeyStore,
   createFsQuotaStore,
 } from "@pixport/storage-fs";
-import { createOpenAiModels } from "@pixport/vision-openai";
 import type { Redis } from "ioredis";
 import type { ServerConfig } from "./config.js";
 import { createNodeVariantSigner } from "./node-signer.js";
@@ -228,8 +227,11 @@ export async function createPixportRuntime(
     // Model-backed operations: OpenAI-compatible providers from the `models` registry;
     // extract-formatted-text falls back to the embedded offline tesseract extractor, whose
     // workers start on the first extraction only.
+    // The openai SDK (about 8 MB resident) is loaded only by a server with a model registry.
     const remote =
-      config.models === undefined ? undefined : createOpenAiModels({ registry: config.models, logger });
+      config.models === undefined
+        ? undefined
+        : (await import("@pixport/vision-openai")).createOpenAiModels({ registry: config.models, logger });
     const embeddedExtractor =
       config.models?.defaults.extract === undefined
         ? createTesseractTextExtractor({ engine: config.ocrEngine })
