@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
@@ -357,11 +357,12 @@ describe("createTesseractTextExtractor({ engine: 'native' })", () => {
     expect(await tessdataDirectories(process.pid)).toEqual([]);
   }, 60_000);
 
-  it("reads a page and its ruled table in one process per worker, the table through a zone file", async () => {
+  it("reads a page and its ruled table in one process per worker: the table through a zone file, then the page without it", async () => {
     // The real tesseract behind a wrapper that logs each start and, for every path it is sent,
     // whether a zone file sits beside it when tesseract gets the path.
     const bin = await mkdtemp(path.join(tmpdir(), "pixport-logged-tesseract-"));
     const log = path.join(bin, "calls.log");
+    const pageCopy = path.join(bin, "page.pgm");
     const wrapper = path.join(bin, "tesseract");
     await writeFile(
       wrapper,
@@ -370,7 +371,7 @@ describe("createTesseractTextExtractor({ engine: 'native' })", () => {
         `[ "$1" = "--version" ] && exec tesseract "$@"`,
         `echo "start $*" >> '${log}'`,
         "while IFS= read -r file; do",
-        `  if [ -e "\${file%.pgm}.uzn" ]; then echo "zoned $(cat "\${file%.pgm}.uzn")" >> '${log}'; else echo page >> '${log}'; fi`,
+        `  if [ -e "\${file%.pgm}.uzn" ]; then echo "zoned $(cat "\${file%.pgm}.uzn")" >> '${log}'; else echo page >> '${log}'; cp "$file" '${pageCopy}'; fi`,
         '  echo "$file"',
         'done | exec tesseract "$@"',
         "",
@@ -400,12 +401,16 @@ describe("createTesseractTextExtractor({ engine: 'native' })", () => {
       const starts = calls.filter((line) => line.startsWith("start "));
       expect(starts).toHaveLength(1);
       expect(starts[0]).toContain("--psm 4");
-      // Twice: the page (no zone file), then its table region cut out, one zone covering it.
+      // Twice: the table region cut out, one zone covering it, then the page (no zone file).
       const reads = calls.filter((line) => !line.startsWith("start "));
       expect(reads).toHaveLength(4);
-      expect(reads[0]).toBe("page");
-      expect(reads[1]).toMatch(/^zoned 0 0 \d+ \d+ Text$/);
+      expect(reads[0]).toMatch(/^zoned 0 0 \d+ \d+ Text$/);
+      expect(reads[1]).toBe("page");
       expect(reads.slice(2)).toEqual(reads.slice(0, 2));
+      // The page pass gets the page with the table painted white: the table's text is read once.
+      const pageText = spawnSync("tesseract", [pageCopy, "-", "--psm", "4"], { encoding: "utf8" }).stdout;
+      expect(pageText).toContain("Stock");
+      expect(pageText).not.toMatch(/Apple|Pear|Price/);
     } finally {
       await extractor.close();
       await rm(bin, { recursive: true, force: true });
