@@ -128,6 +128,30 @@ describe("pixport-serve: the prebuilt server's allocator", () => {
     expect(declined.malloc).toBe("system");
   }, 90_000);
 
+  it("starts lean with PIXPORT_MEMORY=lean: system malloc, glibc's fixed mmap threshold, V8's small young generation", async () => {
+    const lean = await launch({ PIXPORT_ALLOCATOR_DIRS: await withTcmalloc(), PIXPORT_MEMORY: "lean" });
+    expect(lean.malloc).toBe("system");
+    expect(mapsOf(lean.pid)).not.toContain("libtcmalloc");
+    const environment = readFileSync(`/proc/${lean.pid}/environ`, "utf8").split("\0");
+    expect(environment.find((entry) => entry.startsWith("GLIBC_TUNABLES="))).toContain(
+      "glibc.malloc.mmap_threshold=131072",
+    );
+    expect(environment.find((entry) => entry.startsWith("NODE_OPTIONS="))).toContain(
+      "--max-semi-space-size=1",
+    );
+    // It serves.
+    await waitUntil(() => /live key:.*\n\s+\S+/.test(lean.node.output()), "the first-start keys");
+    const key = /live key:.*\n\s+(\S+)/.exec(lean.node.output())?.[1] as string;
+    const image = await upload(lean.node.url, key, await photo(640, 480));
+    expect(image.width).toBe(640);
+    // A malloc named beside it is kept.
+    const named = await launch({ PIXPORT_ALLOCATOR: TCMALLOC as string, PIXPORT_MEMORY: "lean" });
+    expect(named.malloc).toBe("tcmalloc");
+    const unknown = refused({ PIXPORT_MEMORY: "small" });
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toMatch(/PIXPORT_MEMORY must be default or lean/);
+  }, 90_000);
+
   it("takes a malloc library by path, and refuses a missing or unknown choice with exit 2", async () => {
     const byPath = await launch({ PIXPORT_ALLOCATOR: TCMALLOC as string });
     expect(byPath.malloc).toBe("tcmalloc");
