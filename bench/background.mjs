@@ -100,7 +100,8 @@ async function child(engine) {
   const [width, height] = values.size.split("x").map(Number);
   const image = engine === "prepare" ? undefined : await productShot(width, height);
   const report = (ms) => {
-    const hostRss = process.resourceUsage().maxRSS * 1024;
+    // VmHWM, not getrusage's maxRSS, which Linux carries over from the bench parent across exec.
+    const hostRss = statusBytes("self", "VmHWM");
     const modelRss = descendantsPeakRss(process.pid);
     console.log(
       JSON.stringify({ engine, size: values.size, ms, peakRss: hostRss + modelRss, hostRss, modelRss }),
