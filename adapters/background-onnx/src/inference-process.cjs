@@ -15,7 +15,7 @@
 // Two roles, chosen by the first message:
 // - { type: "prepare", model (path or bytes), target, sessionOptions }: reads the model, widens
 //   float16 tensors to float32 (float16-widening.cjs), lets onnxruntime optimise the graph at the
-//   highest level and write the result to `target`, answers { type: "prepared", widened, peakRss }
+//   highest level and write the result to `target`, answers { type: "prepared", widened }
 //   and exits. The optimised model is specific to this machine's CPU: it is made at start, in a
 //   private temporary directory, never shipped.
 // - { type: "load", model (path), sessionOptions }: loads the prepared model (optimisation off: it
@@ -97,7 +97,7 @@ async function prepare({ runtimePath, model, target, sessionOptions }) {
       optimizedModelFilePath: target,
     });
     await session.release?.();
-    send({ type: "prepared", widened: changed, peakRss: process.resourceUsage().maxRSS * 1024 });
+    send({ type: "prepared", widened: changed });
   } catch (error) {
     send({ type: "failed", message: String(error?.message ?? error) });
   }
