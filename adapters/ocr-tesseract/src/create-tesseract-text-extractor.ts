@@ -121,10 +121,23 @@ interface GreyPage {
   pgm: Buffer;
 }
 
-/** A page whose pixels and PGM are one buffer (a change to `grey` is a change to `pgm`). */
+/**
+ * A page of the given size as a binary PGM, its pixels (uninitialised) a view into it: what both
+ * engines read (Leptonica decodes it), with no compression to spend time on either side (a PNG
+ * cost 10-30 ms to write and as much to read back per page).
+ */
+function pgmPage(width: number, height: number): GreyPage {
+  const header = Buffer.from(`P5\n${width} ${height}\n255\n`, "latin1");
+  const pgm = Buffer.allocUnsafe(header.length + width * height);
+  header.copy(pgm);
+  return { grey: pgm.subarray(header.length), width, height, pgm };
+}
+
+/** A page holding `grey`, whose pixels and PGM are one buffer (a change to `grey` is a change to `pgm`). */
 function greyPage(grey: Uint8Array, width: number, height: number): GreyPage {
-  const pgm = toPgm(grey, width, height);
-  return { grey: pgm.subarray(pgm.length - width * height), width, height, pgm };
+  const page = pgmPage(width, height);
+  page.grey.set(grey);
+  return page;
 }
 
 /** Paints `regions` (inside the page) white, in place. */
@@ -158,14 +171,6 @@ function withTables(
   return merged;
 }
 
-/**
- * Grey pixels as a binary PGM: what both engines read (Leptonica decodes it), with no compression
- * to spend time on either side (a PNG cost 10-30 ms to write and as much to read back per page).
- */
-function toPgm(grey: Uint8Array, width: number, height: number): Buffer {
-  return Buffer.concat([Buffer.from(`P5\n${width} ${height}\n255\n`, "latin1"), grey]);
-}
-
 /** The part of `region` inside the page (what both engines are asked to read of it). */
 function clip(page: GreyPage, region: Region): Region {
   const left = Math.min(Math.max(0, region.left), page.width - 1);
@@ -178,12 +183,12 @@ function clip(page: GreyPage, region: Region): Region {
   };
 }
 
-/** The grey pixels of `region` (inside the page) of a page. */
-function cropGrey(page: GreyPage, region: Region): Uint8Array {
-  const out = new Uint8Array(region.width * region.height);
+/** The part of a page inside `region` (inside the page), copied once, straight into its PGM. */
+function cropPage(page: GreyPage, region: Region): GreyPage {
+  const out = pgmPage(region.width, region.height);
   for (let row = 0; row < region.height; row++) {
     const from = (region.top + row) * page.width + region.left;
-    out.set(page.grey.subarray(from, from + region.width), row * region.width);
+    out.grey.set(page.grey.subarray(from, from + region.width), row * region.width);
   }
   return out;
 }
@@ -246,7 +251,7 @@ function nativeReader(binary: string, tessdata: string): PageReader {
   return {
     async read(page, region) {
       if (region === undefined) return parseHocr(await tesseract.read(page.pgm, controller.signal));
-      const cut = toPgm(cropGrey(page, region), region.width, region.height);
+      const cut = cropPage(page, region).pgm;
       const whole = [{ left: 0, top: 0, width: region.width, height: region.height }];
       return parseHocr(await tesseract.read(cut, controller.signal, whole), region.left, region.top);
     },

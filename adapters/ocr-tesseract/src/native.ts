@@ -247,7 +247,7 @@ export class ResidentTesseract {
    * The hOCR of one image (PGM or anything Leptonica reads). With `zones`, a UNLV zone file is
    * written beside it: tesseract then reads each zone as one block of text (`--psm 6`) instead of
    * segmenting the image, whatever the process's own mode (for modes 4 and up; see
-   * {@link zoneFile}).
+   * {@link formatZones}).
    */
   async read(image: Buffer, signal: AbortSignal, zones?: readonly Zone[]): Promise<string> {
     signal.throwIfAborted();
