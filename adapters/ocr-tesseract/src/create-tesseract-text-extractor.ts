@@ -112,32 +112,31 @@ function chooseEngine(wanted: "auto" | "wasm" | "native", binary: string): "wasm
   }
 }
 
-/** A pre-processed page: 8-bit grey pixels, and the same as a binary PGM (what tesseract reads). */
+/** A pre-processed page: 8-bit grey pixels, one byte per pixel, row after row. */
 interface GreyPage {
-  /** The pixels: a view into `pgm` (one copy of the page, whichever an engine reads). */
   grey: Uint8Array;
   width: number;
   height: number;
-  pgm: Buffer;
 }
 
 /**
- * A page of the given size as a binary PGM, its pixels (uninitialised) a view into it: what both
- * engines read (Leptonica decodes it), with no compression to spend time on either side (a PNG
- * cost 10-30 ms to write and as much to read back per page).
+ * The header of a binary PGM of the given size: what both engines read (Leptonica decodes it),
+ * with no compression to spend time on either side (a PNG cost 10-30 ms to write and as much to
+ * read back per page). The native engine writes it and the pixels into the page's file side by
+ * side, so a page is never copied to put a header in front of it (one page-sized buffer less per
+ * page for the garbage collector to find: see `nativeReader`).
  */
-function pgmPage(width: number, height: number): GreyPage {
-  const header = Buffer.from(`P5\n${width} ${height}\n255\n`, "latin1");
-  const pgm = Buffer.allocUnsafe(header.length + width * height);
-  header.copy(pgm);
-  return { grey: pgm.subarray(header.length), width, height, pgm };
+function pgmHeader(width: number, height: number): Buffer {
+  return Buffer.from(`P5\n${width} ${height}\n255\n`, "latin1");
 }
 
-/** A page holding `grey`, whose pixels and PGM are one buffer (a change to `grey` is a change to `pgm`). */
-function greyPage(grey: Uint8Array, width: number, height: number): GreyPage {
-  const page = pgmPage(width, height);
-  page.grey.set(grey);
-  return page;
+/** The page as one binary PGM buffer (tesseract.js takes a single buffer). */
+function pgmOf(page: GreyPage): Buffer {
+  const header = pgmHeader(page.width, page.height);
+  const pgm = Buffer.allocUnsafe(header.length + page.grey.length);
+  header.copy(pgm);
+  pgm.set(page.grey, header.length);
+  return pgm;
 }
 
 /** Paints `regions` (inside the page) white, in place. */
@@ -183,14 +182,14 @@ function clip(page: GreyPage, region: Region): Region {
   };
 }
 
-/** The part of a page inside `region` (inside the page), copied once, straight into its PGM. */
+/** The part of a page inside `region` (inside the page), copied once. */
 function cropPage(page: GreyPage, region: Region): GreyPage {
-  const out = pgmPage(region.width, region.height);
+  const grey = new Uint8Array(region.width * region.height);
   for (let row = 0; row < region.height; row++) {
     const from = (region.top + row) * page.width + region.left;
-    out.grey.set(page.grey.subarray(from, from + region.width), row * region.width);
+    grey.set(page.grey.subarray(from, from + region.width), row * region.width);
   }
-  return out;
+  return { grey, width: region.width, height: region.height };
 }
 
 /** One engine instance of the pool: a tesseract.js worker, or a slot for native processes. */
@@ -224,7 +223,7 @@ async function startWasmReader(langPath: string): Promise<PageReader> {
         await worker.setParameters({ tessedit_pageseg_mode: wanted });
         mode = wanted;
       }
-      const result = await worker.recognize(page.pgm, region === undefined ? {} : { rectangle: region }, {
+      const result = await worker.recognize(pgmOf(page), region === undefined ? {} : { rectangle: region }, {
         blocks: true,
         text: false,
       });
@@ -250,8 +249,12 @@ function nativeReader(binary: string, tessdata: string): PageReader {
   const controller = new AbortController();
   return {
     async read(page, region) {
-      if (region === undefined) return parseHocr(await tesseract.read(page.pgm, controller.signal));
-      const cut = cropPage(page, region).pgm;
+      // The PGM is written as its header and the page's own pixels, without a joined copy.
+      if (region === undefined) {
+        const pgm = [pgmHeader(page.width, page.height), page.grey];
+        return parseHocr(await tesseract.read(pgm, controller.signal));
+      }
+      const cut = [pgmHeader(region.width, region.height), cropPage(page, region).grey];
       const whole = [{ left: 0, top: 0, width: region.width, height: region.height }];
       return parseHocr(await tesseract.read(cut, controller.signal, whole), region.left, region.top);
     },
@@ -420,7 +423,7 @@ export function createTesseractTextExtractor(
       ({ width, height } = scaled.info);
     }
     return {
-      page: greyPage(grey, width, height),
+      page: { grey, width, height },
       rules: scaleRules(rules, factor),
     };
   }

@@ -1,6 +1,6 @@
 import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from "node:child_process";
 import { createReadStream, createWriteStream } from "node:fs";
-import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, open, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
@@ -202,6 +202,25 @@ export function residentEnv(host: NodeJS.ProcessEnv = process.env): NodeJS.Proce
 /** How long a resident tesseract waits for its next page before it exits (its memory goes back). */
 export const RESIDENT_IDLE_MS = 30_000;
 
+/** Writes `parts` one after the other into a new private file (no joined copy of them is made). */
+async function writeParts(file: string, parts: readonly Uint8Array[]): Promise<void> {
+  const handle = await open(file, "w", 0o600);
+  try {
+    const pending = [...parts];
+    while (pending.length > 0) {
+      let { bytesWritten } = await handle.writev(pending);
+      // writev may write less than asked: the rest goes in the next call.
+      while (pending.length > 0 && bytesWritten >= (pending[0] as Uint8Array).byteLength) {
+        bytesWritten -= (pending[0] as Uint8Array).byteLength;
+        pending.shift();
+      }
+      if (bytesWritten > 0) pending[0] = (pending[0] as Uint8Array).subarray(bytesWritten);
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
 /**
  * One long-lived native `tesseract` that reads page after page with its model loaded once
  * (loading it costs about 100 ms, as much as recognising a short page). Tesseract's own file-list
@@ -244,12 +263,17 @@ export class ResidentTesseract {
   }
 
   /**
-   * The hOCR of one image (PGM or anything Leptonica reads). With `zones`, a UNLV zone file is
+   * The hOCR of one image (PGM or anything Leptonica reads; given whole or as consecutive parts,
+   * such as a PGM header and the pixels, written one after the other). With `zones`, a UNLV zone file is
    * written beside it: tesseract then reads each zone as one block of text (`--psm 6`) instead of
    * segmenting the image, whatever the process's own mode (for modes 4 and up; see
    * {@link formatZones}).
    */
-  async read(image: Buffer, signal: AbortSignal, zones?: readonly Zone[]): Promise<string> {
+  async read(
+    image: Uint8Array | readonly Uint8Array[],
+    signal: AbortSignal,
+    zones?: readonly Zone[],
+  ): Promise<string> {
     signal.throwIfAborted();
     if (this.reading) throw new Error("a resident tesseract reads one page at a time");
     this.reading = true;
@@ -261,7 +285,7 @@ export class ResidentTesseract {
     try {
       if (zoneFile !== undefined && zones !== undefined)
         await writeFile(zoneFile, formatZones(zones), { mode: 0o600 });
-      await writeFile(file, image, { mode: 0o600 });
+      await writeParts(file, image instanceof Uint8Array ? [image] : image);
       signal.throwIfAborted();
       const child = this.child ?? this.start();
       this.hold(child, true);

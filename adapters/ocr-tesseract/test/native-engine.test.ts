@@ -146,6 +146,12 @@ describe("ResidentTesseract", () => {
         hocr.replace(/title='image [^']*'/, "").replace(/(page|block|par|line|word)_\d+/g, "$1");
       expect(unnumbered(again)).toBe(unnumbered(a));
       expect(unnumbered(await alone.read(second.pgm, signal))).toBe(unnumbered(b));
+      // A page given in parts (the extractor passes a PGM header and the pixels) is written whole:
+      // split at odd places, it reads as the joined buffer does.
+      const header = second.pgm.indexOf("255\n", 0, "latin1") + 4;
+      const middle = header + Math.floor((second.pgm.length - header) / 3) + 1;
+      const parts = [second.pgm.subarray(0, 5), second.pgm.subarray(5, middle), second.pgm.subarray(middle)];
+      expect(unnumbered(await resident.read(parts, signal))).toBe(unnumbered(b));
       expect((await readdir(tessdata)).sort()).toEqual(["eng.traineddata"]);
     } finally {
       resident.close();
