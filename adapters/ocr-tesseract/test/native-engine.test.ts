@@ -417,6 +417,10 @@ describe("createTesseractTextExtractor({ engine: 'native' })", () => {
       const pageText = spawnSync("tesseract", [pageCopy, "-", "--psm", "4"], { encoding: "utf8" }).stdout;
       expect(pageText).toContain("Stock");
       expect(pageText).not.toMatch(/Apple|Pear|Price/);
+      // ...cut to its ink and a margin: the heading alone, narrower than the table.
+      const [pageWidth] = readFileSync(pageCopy).toString("latin1", 0, 32).split(/\s+/).slice(1).map(Number);
+      const [, , tableWidth] = (reads[0] as string).split(" ").slice(1).map(Number);
+      expect(pageWidth).toBeLessThan((tableWidth as number) / 2);
     } finally {
       await extractor.close();
       await rm(bin, { recursive: true, force: true });

@@ -1,0 +1,68 @@
+import { describe, expect, it } from "vitest";
+import { inkBounds } from "../src/ink.js";
+
+/** A white page with the given dark rectangles. */
+function page(width: number, height: number, marks: { x: number; y: number; w: number; h: number }[]) {
+  const grey = new Uint8Array(width * height).fill(255);
+  for (const { x, y, w, h } of marks) {
+    for (let row = y; row < y + h; row++) grey.fill(20, row * width + x, row * width + x + w);
+  }
+  return grey;
+}
+
+describe("inkBounds", () => {
+  it("is the box around every dark pixel, grown by the margin", () => {
+    const grey = page(300, 200, [
+      { x: 100, y: 50, w: 10, h: 5 },
+      { x: 40, y: 120, w: 3, h: 3 },
+      { x: 250, y: 90, w: 1, h: 1 },
+    ]);
+    expect(inkBounds(grey, 300, 200, 0)).toEqual({ left: 40, top: 50, width: 211, height: 73 });
+    expect(inkBounds(grey, 300, 200, 10)).toEqual({ left: 30, top: 40, width: 231, height: 93 });
+  });
+
+  it("clips the margin to the page and finds ink on its edges", () => {
+    const grey = page(64, 48, [
+      { x: 0, y: 20, w: 2, h: 2 },
+      { x: 63, y: 47, w: 1, h: 1 },
+    ]);
+    expect(inkBounds(grey, 64, 48, 0)).toEqual({ left: 0, top: 20, width: 64, height: 28 });
+    expect(inkBounds(grey, 64, 48, 30)).toEqual({ left: 0, top: 0, width: 64, height: 48 });
+  });
+
+  it("counts only pixels darker than the threshold, and answers nothing for a page without ink", () => {
+    const grey = page(50, 50, []);
+    grey[25 * 50 + 25] = 128;
+    expect(inkBounds(grey, 50, 50, 4)).toBeUndefined();
+    grey[10 * 50 + 12] = 127;
+    expect(inkBounds(grey, 50, 50, 2)).toEqual({ left: 10, top: 8, width: 5, height: 5 });
+    expect(inkBounds(grey, 50, 50, 0, 129)).toEqual({ left: 12, top: 10, width: 14, height: 16 });
+  });
+
+  it("matches a full scan on random sparse pages", () => {
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    for (let round = 0; round < 20; round++) {
+      const width = 20 + Math.floor(random() * 200);
+      const height = 20 + Math.floor(random() * 200);
+      const grey = new Uint8Array(width * height).fill(255);
+      const dots = 1 + Math.floor(random() * 6);
+      for (let dot = 0; dot < dots; dot++) grey[Math.floor(random() * width * height)] = 0;
+      let [x0, y0, x1, y1] = [width, height, -1, -1];
+      grey.forEach((value, index) => {
+        if (value >= 128) return;
+        const [x, y] = [index % width, Math.floor(index / width)];
+        [x0, y0, x1, y1] = [Math.min(x0, x), Math.min(y0, y), Math.max(x1, x), Math.max(y1, y)];
+      });
+      expect(inkBounds(grey, width, height, 0)).toEqual({
+        left: x0,
+        top: y0,
+        width: x1 - x0 + 1,
+        height: y1 - y0 + 1,
+      });
+    }
+  });
+});
