@@ -12,7 +12,7 @@ import { stretchContrast } from "./contrast.js";
 import { measureSkew } from "./deskew.js";
 import { findGrids } from "./grid.js";
 import { inkBounds } from "./ink.js";
-import { layoutToMarkdown, layoutToPlain, type OcrBlock, type OcrWord } from "./layout.js";
+import { layoutToMarkdown, layoutToPlain, type OcrBlock, type OcrBox, type OcrWord } from "./layout.js";
 import { estimateLineHeight, scaleFor, TARGET_LINE_HEIGHT } from "./line-height.js";
 import {
   checkNativeTesseract,
@@ -193,6 +193,21 @@ function cropPage(page: GreyPage, region: Region): GreyPage {
   return { grey, width: region.width, height: region.height };
 }
 
+/** Blocks read from a cut moved by the cut's offset (what the layout step reads: boxes, baselines). */
+function moveBlocks(blocks: readonly OcrBlock[], dx: number, dy: number): OcrBlock[] {
+  const box = (b: OcrBox): OcrBox => ({ x0: b.x0 + dx, y0: b.y0 + dy, x1: b.x1 + dx, y1: b.y1 + dy });
+  return blocks.map((block) => ({
+    paragraphs: block.paragraphs.map((paragraph) => ({
+      lines: paragraph.lines.map((line) => ({
+        ...line,
+        bbox: box(line.bbox),
+        baseline: line.baseline == null ? line.baseline : box(line.baseline),
+        words: line.words.map((word) => ({ ...word, bbox: box(word.bbox) })),
+      })),
+    })),
+  }));
+}
+
 /** One engine instance of the pool: a tesseract.js worker, or a slot for native processes. */
 interface PageReader {
   /** The layout of the part of the page inside `area` (inside the page), boxes in page px. */
@@ -229,8 +244,22 @@ async function startWasmReader(langPath: string): Promise<PageReader> {
   };
   return {
     // Pages in mode 4 (block finding without the column split), as the native engine reads them.
-    readPage: (page, area) => recognize(page, PSM.SINGLE_COLUMN, area),
-    readBlock: (page, region) => recognize(page, PSM.SINGLE_BLOCK, region),
+    // The area is cut out and sent alone, as a table's region is (not the whole page with the
+    // region as tesseract's rectangle): tesseract.js copies, writes and decodes every pixel it is
+    // given.
+    async readPage(page, area) {
+      if (area.width === page.width && area.height === page.height) {
+        return recognize(page, PSM.SINGLE_COLUMN, area);
+      }
+      const cut = cropPage(page, area);
+      const whole = { left: 0, top: 0, width: area.width, height: area.height };
+      return moveBlocks(await recognize(cut, PSM.SINGLE_COLUMN, whole), area.left, area.top);
+    },
+    async readBlock(page, region) {
+      const cut = cropPage(page, region);
+      const whole = { left: 0, top: 0, width: region.width, height: region.height };
+      return moveBlocks(await recognize(cut, PSM.SINGLE_BLOCK, whole), region.left, region.top);
+    },
     async terminate() {
       await worker.terminate();
     },
