@@ -40,6 +40,13 @@ export const tesseractTextExtractorOptionsSchema = z
      */
     timeoutMs: z.number().int().positive().max(3_600_000).default(60_000),
     /**
+     * A worker unused this long is closed and its memory given back: a tesseract.js worker's
+     * WebAssembly memory (which otherwise stays at what its largest page needed, 150-250 MB), a
+     * native worker's resident process. The next call starts a new one (about 0.4-0.7 s for
+     * tesseract.js, 0.1 s for the native engine). @default 30000
+     */
+    idleMs: z.number().int().positive().max(86_400_000).default(30_000),
+    /**
      * Calls waiting for a worker beyond the running ones; one more is refused at once with 503
      * `OVERLOADED` (Retry-After), so a burst cannot queue for minutes. @default 4 x workers
      */
@@ -65,7 +72,7 @@ export const tesseractTextExtractorOptionsSchema = z
      * executable (`tesseractPath`) runs and is version 4 or later, else `wasm`; checked once when
      * the extractor is created, and the choice is the extractor's `engine`. `wasm`: tesseract.js,
      * nothing to install, each worker a WebAssembly tesseract whose memory grows to the largest page
-     * it read and never shrinks (about 150-250 MB per worker on 1000-3000 px pages). `native`: the
+     * it read and does not shrink while the worker lives (about 150-250 MB per worker on 1000-3000 px pages; see `idleMs`). `native`: the
      * system's `tesseract` executable (4 or later; Debian: `apt-get install tesseract-ocr`), and an
      * error when it cannot run: per worker one resident process (started on first use) that reads
      * pages and their ruled-table regions (a zone file makes it read a table as one block), one
@@ -275,8 +282,15 @@ async function startWasmReader(langPath: string): Promise<PageReader> {
  * process in mode 6 read the tables beside the page (tesseract's mode is fixed per process): 35-47
  * MB more per worker.
  */
-function nativeReader(binary: string, tessdata: string): PageReader {
-  const tesseract = new ResidentTesseract({ binary, tessdata, language: "eng", psm: 4, scratch: tessdata });
+function nativeReader(binary: string, tessdata: string, idleMs: number): PageReader {
+  const tesseract = new ResidentTesseract({
+    binary,
+    tessdata,
+    language: "eng",
+    psm: 4,
+    scratch: tessdata,
+    idleMs,
+  });
   const controller = new AbortController();
   return {
     async readPage(page, area) {
@@ -339,6 +353,8 @@ export function createTesseractTextExtractor(
   const langPath = options.langPath ?? defaultLangPath();
   const engine = chooseEngine(options.engine, options.tesseractPath);
   const idle: PageReader[] = [];
+  // Each idle worker's timer: it is closed after `idleMs` unused (see the option).
+  const idleTimers = new Map<PageReader, NodeJS.Timeout>();
   const busy = new Set<PageReader>();
   const starting = new Set<Promise<PageReader>>();
   const waiting: ((worker: PageReader) => void)[] = [];
@@ -354,12 +370,14 @@ export function createTesseractTextExtractor(
         tessdata = undefined;
       });
     }
-    return nativeReader(options.tesseractPath, await tessdata);
+    return nativeReader(options.tesseractPath, await tessdata, options.idleMs);
   }
 
   function acquire(): Promise<PageReader> {
     const ready = idle.pop();
     if (ready !== undefined) {
+      clearTimeout(idleTimers.get(ready));
+      idleTimers.delete(ready);
       busy.add(ready);
       return Promise.resolve(ready);
     }
@@ -388,8 +406,21 @@ export function createTesseractTextExtractor(
       return;
     }
     busy.delete(worker);
-    if (closed) void worker.terminate();
-    else idle.push(worker);
+    if (closed) {
+      void worker.terminate();
+      return;
+    }
+    idle.push(worker);
+    const timer = setTimeout(() => {
+      idleTimers.delete(worker);
+      const at = idle.indexOf(worker);
+      if (at < 0) return;
+      idle.splice(at, 1);
+      void worker.terminate().catch(() => {});
+    }, options.idleMs);
+    // An idle worker never keeps the host's process alive for its timer.
+    timer.unref();
+    idleTimers.set(worker, timer);
   }
 
   function discard(worker: PageReader): void {
@@ -590,6 +621,8 @@ export function createTesseractTextExtractor(
     },
     async close() {
       closed = true;
+      for (const timer of idleTimers.values()) clearTimeout(timer);
+      idleTimers.clear();
       const all = [...idle, ...busy, ...(await Promise.all([...starting].map((p) => p.catch(() => null))))];
       idle.length = 0;
       busy.clear();

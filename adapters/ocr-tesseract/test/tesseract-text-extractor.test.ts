@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { readdirSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -111,6 +112,70 @@ describe("createTesseractTextExtractor (offline, real tesseract)", () => {
     },
     60_000,
   );
+});
+
+describe("idle workers", () => {
+  const threads = () => readdirSync("/proc/self/task").length;
+
+  it("wasm: closes a worker unused for idleMs (its thread and WebAssembly memory go), and the next call starts another", async () => {
+    const extractor = createTesseractTextExtractor({ engine: "wasm", workers: 1, idleMs: 300 });
+    try {
+      const rendered = await renderDocument();
+      const image = { ...rendered, mimeType: "image/jpeg" as const };
+      const before = threads();
+      expect(await extractor.extract({ model: "tesseract", image, format: "plain" })).toMatch(
+        /Quarterly Report/,
+      );
+      const reading = threads();
+      expect(reading).toBeGreaterThan(before);
+      const started = performance.now();
+      while (threads() >= reading && performance.now() - started < 10_000) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(threads()).toBeLessThan(reading);
+      expect(await extractor.extract({ model: "tesseract", image, format: "plain" })).toMatch(
+        /Quarterly Report/,
+      );
+      expect(threads()).toBe(reading);
+    } finally {
+      await extractor.close();
+    }
+  }, 60_000);
+
+  it("wasm: a host that never calls close() exits once its worker is idle", async () => {
+    // Before idleMs, a tesseract.js worker thread kept its host's process alive until close().
+    const directory = await mkdtemp(path.join(tmpdir(), "pixport-idle-"));
+    const page = await renderDocument();
+    await writeFile(path.join(directory, "page.jpg"), page.data);
+    const script = path.join(directory, "read.mjs");
+    await writeFile(
+      script,
+      `import { readFile } from "node:fs/promises";
+      import { createTesseractTextExtractor } from ${JSON.stringify(new URL("../src/index.ts", import.meta.url).href)};
+      const data = new Uint8Array(await readFile(${JSON.stringify(path.join(directory, "page.jpg"))}));
+      const extractor = createTesseractTextExtractor({ engine: "wasm", workers: 1, idleMs: 500 });
+      const image = { data, mimeType: "image/jpeg", width: ${page.width}, height: ${page.height} };
+      console.log(JSON.stringify(await extractor.extract({ model: "tesseract", image, format: "plain" })));`,
+    );
+    try {
+      const child = spawn(process.execPath, ["--import", "tsx", script], {
+        cwd: fileURLToPath(new URL("..", import.meta.url)),
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let out = "";
+      let err = "";
+      child.stdout.on("data", (chunk) => (out += chunk));
+      child.stderr.on("data", (chunk) => (err += chunk));
+      const exit = new Promise<number | null>((resolve) => child.once("exit", resolve));
+      const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+      const code = await exit;
+      clearTimeout(timer);
+      expect(code, `${err} (killed after 30 s: it did not exit on its own)`).toBe(0);
+      expect(JSON.parse(out.trim())).toMatch(/Quarterly Report/);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
 
 describe("back-pressure and one deadline per call", () => {
