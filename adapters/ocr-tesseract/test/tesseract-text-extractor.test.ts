@@ -40,6 +40,49 @@ async function renderDocument(): Promise<{ data: Uint8Array; width: number; heig
   return { data, width, height };
 }
 
+/**
+ * Reads the rendered page in a node process of its own (a script file, not -e: the tesseract.js
+ * worker thread inherits the process's flags): `extractor` is the expression creating the
+ * extractor, `ending` what the script does after printing the plain text (JSON) on stdout. The
+ * process is killed if it has not exited after 30 s.
+ */
+async function readInOwnProcess(
+  extractor: string,
+  ending: string,
+): Promise<{ code: number | null; text: string; err: string }> {
+  const directory = await mkdtemp(path.join(tmpdir(), "pixport-own-process-"));
+  try {
+    const page = await renderDocument();
+    await writeFile(path.join(directory, "page.jpg"), page.data);
+    const script = path.join(directory, "read.mjs");
+    await writeFile(
+      script,
+      `import { readFile } from "node:fs/promises";
+      import { createTesseractTextExtractor } from ${JSON.stringify(new URL("../src/index.ts", import.meta.url).href)};
+      const data = new Uint8Array(await readFile(${JSON.stringify(path.join(directory, "page.jpg"))}));
+      const extractor = ${extractor};
+      const image = { data, mimeType: "image/jpeg", width: ${page.width}, height: ${page.height} };
+      console.log(JSON.stringify(await extractor.extract({ model: "tesseract", image, format: "plain" })));
+      ${ending}`,
+    );
+    const child = spawn(process.execPath, ["--import", "tsx", script], {
+      cwd: fileURLToPath(new URL("..", import.meta.url)),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (chunk) => (out += chunk));
+    child.stderr.on("data", (chunk) => (err += chunk));
+    const exit = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+    const code = await exit;
+    clearTimeout(timer);
+    return { code, text: out.trim() === "" ? "" : JSON.parse(out.trim()), err };
+  } finally {
+    await rm(directory, { recursive: true, force: true });
+  }
+}
+
 describe("createTesseractTextExtractor (offline, real tesseract)", () => {
   it.each(["wasm", "native"] as const)(
     "%s: extracts markdown with a heading, lists and a table, and plain text with line breaks",
@@ -76,39 +119,14 @@ describe("createTesseractTextExtractor (offline, real tesseract)", () => {
   it.each(["wasm", "native"] as const)(
     "%s: reads a page without writing to the host's stderr (tesseract's diagnostics stay inside)",
     async (engine) => {
-      // In a process of its own, so its stderr is this call's alone (a script file, not -e: the
-      // tesseract.js worker thread inherits the process's flags).
-      const directory = await mkdtemp(path.join(tmpdir(), "pixport-quiet-"));
-      const page = await renderDocument();
-      await writeFile(path.join(directory, "page.jpg"), page.data);
-      const script = path.join(directory, "read.mjs");
-      await writeFile(
-        script,
-        `import { readFile } from "node:fs/promises";
-        import { createTesseractTextExtractor } from ${JSON.stringify(new URL("../src/index.ts", import.meta.url).href)};
-        const data = new Uint8Array(await readFile(${JSON.stringify(path.join(directory, "page.jpg"))}));
-        const extractor = createTesseractTextExtractor({ engine: ${JSON.stringify(engine)}, workers: 1 });
-        const image = { data, mimeType: "image/jpeg", width: ${page.width}, height: ${page.height} };
-        const text = await extractor.extract({ model: "tesseract", image, format: "plain" });
-        await extractor.close();
-        console.log(JSON.stringify(text));`,
+      // In a process of its own, so its stderr is this call's alone.
+      const { code, text, err } = await readInOwnProcess(
+        `createTesseractTextExtractor({ engine: ${JSON.stringify(engine)}, workers: 1 })`,
+        "await extractor.close();",
       );
-      try {
-        const child = spawn(process.execPath, ["--import", "tsx", script], {
-          cwd: fileURLToPath(new URL("..", import.meta.url)),
-          stdio: ["ignore", "pipe", "pipe"],
-        });
-        let out = "";
-        let err = "";
-        child.stdout.on("data", (chunk) => (out += chunk));
-        child.stderr.on("data", (chunk) => (err += chunk));
-        const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
-        expect(code, err).toBe(0);
-        expect(JSON.parse(out.trim())).toMatch(/Quarterly Report/);
-        expect(err).toBe("");
-      } finally {
-        await rm(directory, { recursive: true, force: true });
-      }
+      expect(code, err).toBe(0);
+      expect(text).toMatch(/Quarterly Report/);
+      expect(err).toBe("");
     },
     60_000,
   );
@@ -144,37 +162,12 @@ describe("idle workers", () => {
 
   it("wasm: a host that never calls close() exits once its worker is idle", async () => {
     // Before idleMs, a tesseract.js worker thread kept its host's process alive until close().
-    const directory = await mkdtemp(path.join(tmpdir(), "pixport-idle-"));
-    const page = await renderDocument();
-    await writeFile(path.join(directory, "page.jpg"), page.data);
-    const script = path.join(directory, "read.mjs");
-    await writeFile(
-      script,
-      `import { readFile } from "node:fs/promises";
-      import { createTesseractTextExtractor } from ${JSON.stringify(new URL("../src/index.ts", import.meta.url).href)};
-      const data = new Uint8Array(await readFile(${JSON.stringify(path.join(directory, "page.jpg"))}));
-      const extractor = createTesseractTextExtractor({ engine: "wasm", workers: 1, idleMs: 500 });
-      const image = { data, mimeType: "image/jpeg", width: ${page.width}, height: ${page.height} };
-      console.log(JSON.stringify(await extractor.extract({ model: "tesseract", image, format: "plain" })));`,
+    const { code, text, err } = await readInOwnProcess(
+      `createTesseractTextExtractor({ engine: "wasm", workers: 1, idleMs: 500 })`,
+      "",
     );
-    try {
-      const child = spawn(process.execPath, ["--import", "tsx", script], {
-        cwd: fileURLToPath(new URL("..", import.meta.url)),
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let out = "";
-      let err = "";
-      child.stdout.on("data", (chunk) => (out += chunk));
-      child.stderr.on("data", (chunk) => (err += chunk));
-      const exit = new Promise<number | null>((resolve) => child.once("exit", resolve));
-      const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
-      const code = await exit;
-      clearTimeout(timer);
-      expect(code, `${err} (killed after 30 s: it did not exit on its own)`).toBe(0);
-      expect(JSON.parse(out.trim())).toMatch(/Quarterly Report/);
-    } finally {
-      await rm(directory, { recursive: true, force: true });
-    }
+    expect(code, `${err} (killed after 30 s if it did not exit on its own)`).toBe(0);
+    expect(text).toMatch(/Quarterly Report/);
   }, 60_000);
 });
 
