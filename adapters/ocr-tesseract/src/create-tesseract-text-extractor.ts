@@ -21,7 +21,7 @@ import {
   ResidentTesseract,
   unpackTraineddata,
 } from "./native.js";
-import { eraseRules, findRuleLines, type Rules, scaleRules } from "./rules.js";
+import { eraseRules, findRuleLines, moveRules, type Rules, scaleRules } from "./rules.js";
 
 /** The API-visible model name of the embedded extractor. */
 export const TESSERACT_MODEL = "tesseract";
@@ -327,7 +327,7 @@ function defaultLangPath(): string {
  * cache writes). It declares `lossless`, so the core hands it the original's full-size pixels as
  * PNG. Each page is pre-processed: greyscale and contrast stretch, straightened (skew measured from
  * the ink, up to 3°), ruling lines found and painted white, and scaled so the body text's line
- * height is about 40 px. Ruled tables are read first, one by one (as a single block each), their
+ * height is about 40 px (only the part around the ink is made). Ruled tables are read first, one by one (as a single block each), their
  * cells taken from the ruling grid, then painted white for the page pass, which reads only the part
  * of the page with ink (and a text line's margin: see {@link inkBounds}); the layout is converted by {@link layoutToMarkdown} /
  * {@link layoutToPlain}.
@@ -452,7 +452,7 @@ export function createTesseractTextExtractor(
       .toColourspace("b-w")
       .raw()
       .toBuffer({ resolveWithObject: true });
-    let grey = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    let grey: Uint8Array = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
     // Each step below is synchronous JavaScript over the whole page (10-40 ms each on 4 megapixels):
     // the event loop gets a turn between them, so the host's other requests wait for one step,
     // not for the page.
@@ -476,22 +476,56 @@ export function createTesseractTextExtractor(
     eraseRules(grey, width, height, rules);
     await turn();
     const lineHeight = estimateLineHeight(grey, width, height);
-    const factor = lineHeight === undefined ? fallbackFactor(width, height) : scaleFor(lineHeight);
-    if (Math.abs(factor - 1) > 0.05) {
-      const scaled = await sharp(grey, { raw: { width, height, channels: 1 } })
-        .resize(Math.max(1, Math.round(width * factor)), Math.max(1, Math.round(height * factor)), {
-          kernel: factor > 1 ? "cubic" : "lanczos3",
-        })
+    const wanted = lineHeight === undefined ? fallbackFactor(width, height) : scaleFor(lineHeight);
+    // Within 5 % of the text size wanted, the page is not resampled (and its rules not scaled:
+    // until 2026-11-26 they were scaled by such a factor while the page was not).
+    const factor = Math.abs(wanted - 1) > 0.05 ? wanted : 1;
+    const scaledWidth = Math.max(1, Math.round(width * factor));
+    const scaledHeight = Math.max(1, Math.round(height * factor));
+    // Only the part of the scaled page around the ink is made: libvips computes the pixels an
+    // extract asks for and no others, and they are the same bytes as in the whole scaled page
+    // (checked), so what tesseract reads does not change, at about half the resampling and memory
+    // on the suite's pages. The margin, two text lines, holds the page pass's own (one line).
+    const cut = inkCut(grey, width, height, factor, scaledWidth, scaledHeight);
+    if (factor !== 1) {
+      let scaling = sharp(grey, { raw: { width, height, channels: 1 } }).resize(scaledWidth, scaledHeight, {
+        kernel: factor > 1 ? "cubic" : "lanczos3",
+      });
+      if (cut.width < scaledWidth || cut.height < scaledHeight) scaling = scaling.extract(cut);
+      const scaled = await scaling
         .toColourspace("b-w") // one band out, not three (the same bytes as extracting one, faster)
         .raw()
         .toBuffer({ resolveWithObject: true });
       grey = new Uint8Array(scaled.data.buffer, scaled.data.byteOffset, scaled.data.byteLength);
-      ({ width, height } = scaled.info);
+    } else if (cut.width < width || cut.height < height) {
+      grey = cropPage({ grey, width, height }, cut).grey;
     }
     return {
-      page: { grey, width, height },
-      rules: scaleRules(rules, factor),
+      page: { grey, width: cut.width, height: cut.height },
+      rules: moveRules(scaleRules(rules, factor), -cut.left, -cut.top),
     };
+  }
+
+  /**
+   * The region of the page scaled by `factor` (to `scaledWidth` x `scaledHeight`) that holds its
+   * ink, with a margin of two text lines; the whole scaled page when it has no ink.
+   */
+  function inkCut(
+    grey: Uint8Array,
+    width: number,
+    height: number,
+    factor: number,
+    scaledWidth: number,
+    scaledHeight: number,
+  ): Region {
+    const ink = inkBounds(grey, width, height, 0);
+    if (ink === undefined) return { left: 0, top: 0, width: scaledWidth, height: scaledHeight };
+    const margin = 2 * TARGET_LINE_HEIGHT;
+    const left = Math.max(0, Math.floor(ink.left * factor) - margin);
+    const top = Math.max(0, Math.floor(ink.top * factor) - margin);
+    const right = Math.min(scaledWidth, Math.ceil((ink.left + ink.width) * factor) + margin);
+    const bottom = Math.min(scaledHeight, Math.ceil((ink.top + ink.height) * factor) + margin);
+    return { left, top, width: right - left, height: bottom - top };
   }
 
   /** Without a measurable text line (a blank or a picture): upscale small pages as before. */

@@ -187,3 +187,21 @@ export function scaleRules(rules: Rules, factor: number): Rules {
   });
   return { horizontal: rules.horizontal.map(scale), vertical: rules.vertical.map(scale) };
 }
+
+/** Rules moved by (`dx`, `dy`) px (the page was cut: its origin moved to (-dx, -dy)). */
+export function moveRules(rules: Rules, dx: number, dy: number): Rules {
+  return {
+    horizontal: rules.horizontal.map((rule) => ({
+      ...rule,
+      at: rule.at + dy,
+      from: rule.from + dx,
+      to: rule.to + dx,
+    })),
+    vertical: rules.vertical.map((rule) => ({
+      ...rule,
+      at: rule.at + dx,
+      from: rule.from + dy,
+      to: rule.to + dy,
+    })),
+  };
+}

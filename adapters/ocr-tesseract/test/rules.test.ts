@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { findRules } from "../src/rules.js";
+import { findRules, moveRules } from "../src/rules.js";
 
 /** A white page with a ruled grid, text-like specks and single light pixels inside the rules. */
 function page(width: number, height: number, seed: number): Uint8Array {
@@ -64,5 +64,19 @@ describe("findRules", () => {
       expect(rules.vertical).toEqual(turned.horizontal);
       expect(rules.horizontal).toEqual(turned.vertical);
     }
+  });
+});
+
+describe("moveRules", () => {
+  it("moves horizontal rules' rows by dy and their extent by dx, vertical rules the other way round", () => {
+    const rules = {
+      horizontal: [{ at: 100, from: 20, to: 300, thickness: 2 }],
+      vertical: [{ at: 50, from: 90, to: 400, thickness: 3 }],
+    };
+    expect(moveRules(rules, -10, -40)).toEqual({
+      horizontal: [{ at: 60, from: 10, to: 290, thickness: 2 }],
+      vertical: [{ at: 40, from: 50, to: 360, thickness: 3 }],
+    });
+    expect(moveRules(rules, 0, 0)).toEqual(rules);
   });
 });
