@@ -68,19 +68,18 @@ export const tesseractTextExtractorOptionsSchema = z
       .strict()
       .optional(),
     /**
-     * Which tesseract reads the page. `auto` (the default): `native` when the `tesseract`
-     * executable (`tesseractPath`) runs and is version 4 or later, else `wasm`; checked once when
-     * the extractor is created, and the choice is the extractor's `engine`. `wasm`: tesseract.js,
-     * nothing to install, each worker a WebAssembly tesseract whose memory grows to the largest page
-     * it read and does not shrink while the worker lives (about 150-250 MB per worker on 1000-3000 px pages; see `idleMs`). `native`: the
-     * system's `tesseract` executable (4 or later; Debian: `apt-get install tesseract-ocr`), and an
-     * error when it cannot run: per worker one resident process (started on first use) that reads
-     * pages and their ruled-table regions (a zone file makes it read a table as one block), one
-     * thread, reading the traineddata unpacked once into a private temporary directory, with the
-     * model loaded once, about 40-70 MB; a process ends after 30 s without a page (its
-     * memory goes back) and is killed with a page whose caller gave up. Both engines feed the same
-     * pre-processing and layout step; `native` is the faster and lighter one (BENCHMARKS.md,
-     * "OCR"), which is why `auto` prefers it. @default "auto"
+     * Which tesseract reads the page. `auto` (the default): `native` when the `tesseract` executable
+     * (`tesseractPath`) runs and is version 4 or later, else `wasm`; checked once when the extractor is
+     * created, and the choice is the extractor's `engine`. `wasm`: tesseract.js, nothing to install, each
+     * worker a WebAssembly tesseract whose memory grows to the largest page it read and does not shrink while
+     * the worker lives (about 150-250 MB per worker on 1000-3000 px pages; see `idleMs`). `native`: the
+     * system's `tesseract` executable (4 or later; Debian: `apt-get install tesseract-ocr`), and an error
+     * when it cannot run: per worker one resident process (started on first use) that reads pages and their
+     * ruled-table regions (a zone file makes it read a table as one block), one thread, reading the
+     * traineddata unpacked once into a private temporary directory, with the model loaded once, about 40-70
+     * MB; a process ends after `idleMs` without a page (its memory goes back) and is killed with a page whose
+     * caller gave up. Both engines feed the same pre-processing and layout step; `native` is the faster and
+     * lighter one (BENCHMARKS.md, "OCR"), which is why `auto` prefers it. @default "auto"
      */
     engine: z.enum(["auto", "wasm", "native"]).default("auto"),
     /** The `tesseract` executable of `engine: "native"` (a path, or a name on PATH). @default "tesseract" */
@@ -240,13 +239,13 @@ async function startWasmReader(langPath: string): Promise<PageReader> {
     // reject the call. The native engine's stderr is read by the adapter, never echoed.
     debug_file: "/dev/null",
   });
-  const recognize = async (page: GreyPage, wanted: PSM, rectangle: Region) => {
+  // The image's layout in the given mode, boxes in the image's px.
+  const recognize = async (page: GreyPage, wanted: PSM) => {
     if (wanted !== mode) {
       await worker.setParameters({ tessedit_pageseg_mode: wanted });
       mode = wanted;
     }
-    // Boxes come back in page px: tesseract adds the rectangle's offset.
-    const result = await worker.recognize(pgmOf(page), { rectangle }, { blocks: true, text: false });
+    const result = await worker.recognize(pgmOf(page), {}, { blocks: true, text: false });
     return (result.data.blocks ?? []) as unknown as OcrBlock[];
   };
   return {
@@ -256,16 +255,14 @@ async function startWasmReader(langPath: string): Promise<PageReader> {
     // given.
     async readPage(page, area) {
       if (area.width === page.width && area.height === page.height) {
-        return recognize(page, PSM.SINGLE_COLUMN, area);
+        return recognize(page, PSM.SINGLE_COLUMN);
       }
-      const cut = cropPage(page, area);
-      const whole = { left: 0, top: 0, width: area.width, height: area.height };
-      return moveBlocks(await recognize(cut, PSM.SINGLE_COLUMN, whole), area.left, area.top);
+      const blocks = await recognize(cropPage(page, area), PSM.SINGLE_COLUMN);
+      return moveBlocks(blocks, area.left, area.top);
     },
     async readBlock(page, region) {
-      const cut = cropPage(page, region);
-      const whole = { left: 0, top: 0, width: region.width, height: region.height };
-      return moveBlocks(await recognize(cut, PSM.SINGLE_BLOCK, whole), region.left, region.top);
+      const blocks = await recognize(cropPage(page, region), PSM.SINGLE_BLOCK);
+      return moveBlocks(blocks, region.left, region.top);
     },
     async terminate() {
       await worker.terminate();
@@ -327,10 +324,10 @@ function defaultLangPath(): string {
  * cache writes). It declares `lossless`, so the core hands it the original's full-size pixels as
  * PNG. Each page is pre-processed: greyscale and contrast stretch, straightened (skew measured from
  * the ink, up to 3°), ruling lines found and painted white, and scaled so the body text's line
- * height is about 40 px (only the part around the ink is made). Ruled tables are read first, one by one (as a single block each), their
- * cells taken from the ruling grid, then painted white for the page pass, which reads only the part
- * of the page with ink (and a text line's margin: see {@link inkBounds}); the layout is converted by {@link layoutToMarkdown} /
- * {@link layoutToPlain}.
+ * height is about 40 px (only the part around the ink is made). Ruled tables are read first, one
+ * by one (as a single block each), their cells taken from the ruling grid, then painted white for
+ * the page pass, which reads only the part of the page with ink (and a text line's margin: see
+ * {@link inkBounds}); the layout is converted by {@link layoutToMarkdown} / {@link layoutToPlain}.
  *
  * Workers are created lazily, reused, and queued beyond the pool size; a recognition past
  * `timeoutMs` (or aborted) terminates its worker and rejects (`MODEL_TIMEOUT`).
