@@ -17,6 +17,7 @@ import { estimateLineHeight, scaleFor, TARGET_LINE_HEIGHT } from "./line-height.
 import {
   checkNativeTesseract,
   parseHocr,
+  RESIDENT_IDLE_MS,
   type Region,
   ResidentTesseract,
   unpackTraineddata,
@@ -45,7 +46,7 @@ export const tesseractTextExtractorOptionsSchema = z
      * native worker's resident process. The next call starts a new one (about 0.4-0.7 s for
      * tesseract.js, 0.1 s for the native engine). @default 30000
      */
-    idleMs: z.number().int().positive().max(86_400_000).default(30_000),
+    idleMs: z.number().int().positive().max(86_400_000).default(RESIDENT_IDLE_MS),
     /**
      * Calls waiting for a worker beyond the running ones; one more is refused at once with 503
      * `OVERLOADED` (Retry-After), so a burst cannot queue for minutes. @default 4 x workers
@@ -224,29 +225,53 @@ interface PageReader {
   terminate(): Promise<void>;
 }
 
-async function startWasmReader(langPath: string): Promise<PageReader> {
-  const worker: Worker = await createWorker("eng", OEM.LSTM_ONLY, {
-    langPath,
-    gzip: true,
-    cacheMethod: "none",
-  });
-  let mode: PSM = PSM.SINGLE_COLUMN;
-  await worker.setParameters({
-    tessedit_pageseg_mode: mode,
-    preserve_interword_spaces: "0",
-    // tesseract's own diagnostics ("Estimating resolution as 504" for every page without a
-    // resolution, as the PGM pages are) went to the host's stderr on every call; failures still
-    // reject the call. The native engine's stderr is read by the adapter, never echoed.
-    debug_file: "/dev/null",
-  });
+/**
+ * A tesseract.js worker, started at once; like a native resident process, it is closed after
+ * `idleMs` without a page (its WebAssembly memory, which stays at what its largest page needed,
+ * goes back, and its thread no longer keeps the host alive) and started again by the next page.
+ */
+async function startWasmReader(langPath: string, idleMs: number): Promise<PageReader> {
+  const start = async () => {
+    const worker: Worker = await createWorker("eng", OEM.LSTM_ONLY, {
+      langPath,
+      gzip: true,
+      cacheMethod: "none",
+    });
+    await worker.setParameters({
+      tessedit_pageseg_mode: PSM.SINGLE_COLUMN,
+      preserve_interword_spaces: "0",
+      // tesseract's own diagnostics ("Estimating resolution as 504" for every page without a
+      // resolution, as the PGM pages are) went to the host's stderr on every call; failures still
+      // reject the call. The native engine's stderr is read by the adapter, never echoed.
+      debug_file: "/dev/null",
+    });
+    return { worker, mode: PSM.SINGLE_COLUMN as PSM };
+  };
+  let running: ReturnType<typeof start> | undefined = start();
+  await running;
+  let idleTimer: NodeJS.Timeout | undefined;
+  const stop = async () => {
+    clearTimeout(idleTimer);
+    const ending = running;
+    running = undefined;
+    await ending?.then(({ worker }) => worker.terminate());
+  };
   // The image's layout in the given mode, boxes in the image's px.
   const recognize = async (page: GreyPage, wanted: PSM) => {
-    if (wanted !== mode) {
-      await worker.setParameters({ tessedit_pageseg_mode: wanted });
-      mode = wanted;
+    clearTimeout(idleTimer);
+    running ??= start();
+    try {
+      const state = await running;
+      if (wanted !== state.mode) {
+        await state.worker.setParameters({ tessedit_pageseg_mode: wanted });
+        state.mode = wanted;
+      }
+      const result = await state.worker.recognize(pgmOf(page), {}, { blocks: true, text: false });
+      return (result.data.blocks ?? []) as unknown as OcrBlock[];
+    } finally {
+      idleTimer = setTimeout(() => void stop().catch(() => {}), idleMs);
+      idleTimer.unref();
     }
-    const result = await worker.recognize(pgmOf(page), {}, { blocks: true, text: false });
-    return (result.data.blocks ?? []) as unknown as OcrBlock[];
   };
   return {
     // Pages in mode 4 (block finding without the column split), as the native engine reads them.
@@ -264,9 +289,7 @@ async function startWasmReader(langPath: string): Promise<PageReader> {
       const blocks = await recognize(cropPage(page, region), PSM.SINGLE_BLOCK);
       return moveBlocks(blocks, region.left, region.top);
     },
-    async terminate() {
-      await worker.terminate();
-    },
+    terminate: stop,
   };
 }
 
@@ -350,8 +373,6 @@ export function createTesseractTextExtractor(
   const langPath = options.langPath ?? defaultLangPath();
   const engine = chooseEngine(options.engine, options.tesseractPath);
   const idle: PageReader[] = [];
-  // Each idle worker's timer: it is closed after `idleMs` unused (see the option).
-  const idleTimers = new Map<PageReader, NodeJS.Timeout>();
   const busy = new Set<PageReader>();
   const starting = new Set<Promise<PageReader>>();
   const waiting: ((worker: PageReader) => void)[] = [];
@@ -360,7 +381,7 @@ export function createTesseractTextExtractor(
   let tessdata: Promise<string> | undefined;
 
   async function startWorker(): Promise<PageReader> {
-    if (engine === "wasm") return startWasmReader(langPath);
+    if (engine === "wasm") return startWasmReader(langPath, options.idleMs);
     if (tessdata === undefined) {
       tessdata = unpackTraineddata(langPath, "eng");
       tessdata.catch(() => {
@@ -373,8 +394,6 @@ export function createTesseractTextExtractor(
   function acquire(): Promise<PageReader> {
     const ready = idle.pop();
     if (ready !== undefined) {
-      clearTimeout(idleTimers.get(ready));
-      idleTimers.delete(ready);
       busy.add(ready);
       return Promise.resolve(ready);
     }
@@ -403,21 +422,8 @@ export function createTesseractTextExtractor(
       return;
     }
     busy.delete(worker);
-    if (closed) {
-      void worker.terminate();
-      return;
-    }
-    idle.push(worker);
-    const timer = setTimeout(() => {
-      idleTimers.delete(worker);
-      const at = idle.indexOf(worker);
-      if (at < 0) return;
-      idle.splice(at, 1);
-      void worker.terminate().catch(() => {});
-    }, options.idleMs);
-    // An idle worker never keeps the host's process alive for its timer.
-    timer.unref();
-    idleTimers.set(worker, timer);
+    if (closed) void worker.terminate();
+    else idle.push(worker);
   }
 
   function discard(worker: PageReader): void {
@@ -652,8 +658,6 @@ export function createTesseractTextExtractor(
     },
     async close() {
       closed = true;
-      for (const timer of idleTimers.values()) clearTimeout(timer);
-      idleTimers.clear();
       const all = [...idle, ...busy, ...(await Promise.all([...starting].map((p) => p.catch(() => null))))];
       idle.length = 0;
       busy.clear();
