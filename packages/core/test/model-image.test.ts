@@ -133,6 +133,75 @@ describe("the image handed to a text extractor", () => {
   });
 });
 
+describe("an embedded extractor's memory, reserved from the node's budget", () => {
+  const MB = 1024 * 1024;
+  /** A pipeline whose extractor reserves `bytes` through its call options, then waits for `gate`. */
+  function reserving(bytes: number, budget?: { maxBytes: number; maxWaitMs: number }) {
+    const gates: (() => void)[] = [];
+    const offered: boolean[] = [];
+    const textExtractor: TextExtractor = {
+      models: ["reader"],
+      defaultModel: "reader",
+      lossless: true,
+      extract: async (_request, options) => {
+        offered.push(options?.reserveMemory !== undefined);
+        const release = (await options?.reserveMemory?.(bytes)) ?? (() => undefined);
+        try {
+          await new Promise<void>((resolve) => gates.push(resolve));
+          return "text";
+        } finally {
+          release();
+        }
+      },
+    };
+    const pipeline = createImagePipeline(
+      memoryDeps(
+        {
+          name: "fake",
+          capabilities: { inputFormats: ["png"], outputFormats: ["png"], steps: [] },
+          probe: async () => ({ format: "png", width: 30, height: 20 }),
+          transform: async () => ({ data: fake("png", 30, 20), format: "png", width: 30, height: 20 }),
+        },
+        { models: { textExtractor } },
+      ),
+      budget === undefined ? {} : { memoryBudget: budget },
+    );
+    return { pipeline, gates, offered };
+  }
+
+  it("holds what the extractor reserves while it reads, and gives it back after", async () => {
+    const { pipeline, gates } = reserving(40 * MB, { maxBytes: 64 * MB, maxWaitMs: 200 });
+    const image = await pipeline.uploadImage(live, { name: "page", image: fake("png", 30, 20) });
+    const reading = pipeline.extractFormattedText(live, { imageId: image.id, body: { format: "plain" } });
+    await expect.poll(() => pipeline.memory()?.reservedBytes).toBe(40 * MB);
+    // A second reading does not fit beside it: it waits, then is refused with OVERLOADED.
+    const second = pipeline.extractFormattedText(live, { imageId: image.id, body: { format: "plain" } });
+    await expect(second).rejects.toMatchObject({ code: "OVERLOADED" });
+    gates[0]?.();
+    await expect(reading).resolves.toEqual({ format: "plain", content: "text" });
+    expect(pipeline.memory()?.reservedBytes).toBe(0);
+  });
+
+  it("refuses a reading that could never fit with a 422 on the image", async () => {
+    const { pipeline } = reserving(100 * MB, { maxBytes: 64 * MB, maxWaitMs: 200 });
+    const image = await pipeline.uploadImage(live, { name: "page", image: fake("png", 30, 20) });
+    const refused = pipeline.extractFormattedText(live, { imageId: image.id, body: { format: "plain" } });
+    await expect(refused).rejects.toMatchObject({ code: "IMAGE_TOO_LARGE" });
+    await expect(refused).rejects.toMatchObject({ issues: [{ path: "image" }] });
+    expect(pipeline.memory()?.reservedBytes).toBe(0);
+  });
+
+  it("offers no reservation without a budget", async () => {
+    const { pipeline, gates, offered } = reserving(100 * MB);
+    const image = await pipeline.uploadImage(live, { name: "page", image: fake("png", 30, 20) });
+    const reading = pipeline.extractFormattedText(live, { imageId: image.id, body: { format: "plain" } });
+    await expect.poll(() => gates.length).toBe(1);
+    gates[0]?.();
+    await expect(reading).resolves.toMatchObject({ content: "text" });
+    expect(offered).toEqual([false]);
+  });
+});
+
 describe("the identity of a codec job's input", () => {
   it("a stored image's job carries its blob key as sourceKey (codecs may keep its decoded pixels); uploaded bytes carry none", async () => {
     const { pipeline, transforms } = setup(false);

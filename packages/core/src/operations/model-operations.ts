@@ -296,8 +296,13 @@ export async function extractFormattedText(
     provider.maxImageSide?.(model) ?? DEFAULT_MODEL_IMAGE_SIDE,
     provider.lossless === true,
   );
+  // An embedded engine reads the pixels in this process tree: it reserves what it needs from the
+  // node's memory budget once it knows (the page it will read), as codec jobs do.
+  const budget = context.memory;
+  const reserveMemory =
+    budget === undefined ? undefined : (bytes: number) => budget.reserve(bytes, "image", input.signal);
   const content = await provider
-    .extract({ model, image, format: body.format }, { signal: input.signal })
+    .extract({ model, image, format: body.format }, { signal: input.signal, reserveMemory })
     .catch((error: unknown) => upstreamFailure(error, model));
   return { format: body.format, content };
 }

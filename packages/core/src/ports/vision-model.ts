@@ -16,6 +16,16 @@ export interface ModelImage {
 export interface ModelCallOptions {
   /** Aborts the upstream call (client gone, server shutting down). */
   signal?: AbortSignal;
+  /**
+   * Reserves `bytes` of the node's memory budget for memory the provider itself takes in this
+   * process tree (an embedded engine's page buffers and recogniser), waiting for room as the
+   * codec's jobs do. Resolves the release function (call it when that memory is free; a second
+   * call does nothing); rejects with 422 `IMAGE_TOO_LARGE` on the `image` field when `bytes`
+   * could never fit, with `OVERLOADED` (503) after the budget's longest wait, or with the call's
+   * abort reason. Absent when the node has no budget; providers that read nothing locally (a
+   * remote model) ignore it. Given to text extractors (`extract-formatted-text`).
+   */
+  reserveMemory?: (bytes: number) => Promise<() => void>;
 }
 
 /**
