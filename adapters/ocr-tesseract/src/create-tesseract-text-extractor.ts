@@ -24,6 +24,22 @@ import {
 } from "./native.js";
 import { eraseRules, findRuleLines, moveRules, type Rules, scaleRules } from "./rules.js";
 
+/**
+ * Bytes a pixel of the page tesseract reads costs while it waits and is read, per engine: the
+ * page and its cuts in this process, and tesseract's own images and recogniser. Measured (bench/
+ * ocr-large-page.mjs, a 16 MP page read): the native engine's tree grew by about 5 bytes a pixel
+ * (Debian's CLI reading a 24 MP grey PGM peaked at 149 MB; the same page as PNG, which its image
+ * library widens, at 428 MB), tesseract.js's process by about 14 (the page is copied to its worker
+ * and into its virtual file system, and its WebAssembly heap grows to hold it).
+ */
+export const READ_BYTES_PER_PIXEL = { native: 8, wasm: 16 } as const;
+
+/**
+ * Bytes a pixel of the image handed over costs while it is pre-processed: its grey decode, a
+ * straightened copy and libvips's working set around them.
+ */
+export const DECODE_BYTES_PER_PIXEL = 3;
+
 /** The API-visible model name of the embedded extractor. */
 export const TESSERACT_MODEL = "tesseract";
 
@@ -58,6 +74,16 @@ export const tesseractTextExtractorOptionsSchema = z
      * @default 1600
      */
     upscaleBelow: z.number().int().positive().max(10_000).default(1600),
+    /**
+     * Most pixels of the page tesseract is given (the scaled part with ink). A page whose text
+     * would need more (a large scan of small print, scaled up to the text size wanted) is scaled
+     * less, so that the memory of reading it ({@link READ_BYTES_PER_PIXEL}: 8 bytes a pixel with
+     * the native engine, 16 with tesseract.js) stays bounded: 16 MP holds a 300 dpi A4 page at its
+     * own size with room, and costs about 130 MB (native) or 260 MB (tesseract.js) to read. Text on
+     * a larger page is read at a smaller size than the engine reads best.
+     * @default 16000000
+     */
+    maxPagePixels: z.number().int().min(250_000).max(200_000_000).default(16_000_000),
     /** Layout tuning of the markdown converter. */
     layout: z
       .object({
@@ -367,7 +393,7 @@ export function createTesseractTextExtractor(
 ): TesseractTextExtractor {
   const options = parseOptions(tesseractTextExtractorOptionsSchema, input, "createTesseractTextExtractor");
   const size = options.workers ?? Math.min(4, Math.max(1, Math.floor(availableParallelism() / 2)));
-  const { timeoutMs, upscaleBelow } = options;
+  const { timeoutMs, upscaleBelow, maxPagePixels } = options;
   const maxQueued = options.maxQueued ?? size * 4;
   let admitted = 0;
   const langPath = options.langPath ?? defaultLangPath();
@@ -482,14 +508,23 @@ export function createTesseractTextExtractor(
     const wanted = lineHeight === undefined ? fallbackFactor(width, height) : scaleFor(lineHeight);
     // Within 5 % of the text size wanted, the page is not resampled (and its rules not scaled:
     // until 2026-11-26 they were scaled by such a factor while the page was not).
-    const factor = Math.abs(wanted - 1) > 0.05 ? wanted : 1;
-    const scaledWidth = Math.max(1, Math.round(width * factor));
-    const scaledHeight = Math.max(1, Math.round(height * factor));
+    let factor = Math.abs(wanted - 1) > 0.05 ? wanted : 1;
+    let scaledWidth = Math.max(1, Math.round(width * factor));
+    let scaledHeight = Math.max(1, Math.round(height * factor));
     // Only the part of the scaled page around the ink is made: libvips computes the pixels an
     // extract asks for and no others, and they are the same bytes as in the whole scaled page
     // (checked), so what tesseract reads does not change, at about half the resampling and memory
     // on the suite's pages. The margin, two text lines, holds the page pass's own (one line).
-    const cut = inkCut(grey, width, height, factor, scaledWidth, scaledHeight);
+    const ink = inkBounds(grey, width, height, 0);
+    let cut = inkCut(ink, factor, scaledWidth, scaledHeight);
+    // A cut over maxPagePixels is made at a smaller scale (the margin does not shrink with it, so
+    // a second try may be needed).
+    for (let attempt = 0; cut.width * cut.height > maxPagePixels && attempt < 8; attempt += 1) {
+      factor *= Math.sqrt(maxPagePixels / (cut.width * cut.height)) * 0.995;
+      scaledWidth = Math.max(1, Math.round(width * factor));
+      scaledHeight = Math.max(1, Math.round(height * factor));
+      cut = inkCut(ink, factor, scaledWidth, scaledHeight);
+    }
     if (factor !== 1) {
       let scaling = sharp(grey, { raw: { width, height, channels: 1 } }).resize(scaledWidth, scaledHeight, {
         kernel: factor > 1 ? "cubic" : "lanczos3",
@@ -511,17 +546,15 @@ export function createTesseractTextExtractor(
 
   /**
    * The region of the page scaled by `factor` (to `scaledWidth` x `scaledHeight`) that holds its
-   * ink, with a margin of two text lines; the whole scaled page when it has no ink.
+   * `ink` (bounds on the unscaled page), with a margin of two text lines; the whole scaled page
+   * when it has no ink.
    */
   function inkCut(
-    grey: Uint8Array,
-    width: number,
-    height: number,
+    ink: Region | undefined,
     factor: number,
     scaledWidth: number,
     scaledHeight: number,
   ): Region {
-    const ink = inkBounds(grey, width, height, 0);
     if (ink === undefined) return { left: 0, top: 0, width: scaledWidth, height: scaledHeight };
     const margin = 2 * TARGET_LINE_HEIGHT;
     const left = Math.max(0, Math.floor(ink.left * factor) - margin);
@@ -539,7 +572,7 @@ export function createTesseractTextExtractor(
 
   async function recognize(
     image: ModelImage,
-    signal: AbortSignal | undefined,
+    { signal, reserveMemory }: ModelCallOptions,
   ): Promise<{ blocks: OcrBlock[]; rules: Rules; tableWords: OcrWord[] }> {
     if (closed)
       throw new ImagePipelineError(ErrorCodes.MODEL_BAD_RESPONSE, "The tesseract extractor is closed.");
@@ -577,11 +610,35 @@ export function createTesseractTextExtractor(
       clearTimeout(timer);
       if (onAbort !== undefined) signal?.removeEventListener("abort", onAbort);
     };
+    // The host's memory budget (the core's, when it gives one): the decoded image while it is
+    // pre-processed, then the page while it waits and is read. A reservation granted after the
+    // call gave up is handed back at once.
+    const reserve = async (bytes: number): Promise<() => void> => {
+      if (reserveMemory === undefined) return () => undefined;
+      const reserving = reserveMemory(bytes);
+      try {
+        return await Promise.race([reserving, deadline]);
+      } catch (error) {
+        void reserving.then(
+          (release) => release(),
+          () => undefined,
+        );
+        throw error;
+      }
+    };
     let input: GreyPage;
     let rules: Rules;
     let worker: PageReader;
+    let releaseRead: () => void = () => undefined;
     try {
-      ({ page: input, rules } = await Promise.race([preprocess(image), deadline]));
+      const releaseDecode = await reserve(
+        Math.ceil(Math.max(1, image.width * image.height) * DECODE_BYTES_PER_PIXEL),
+      );
+      const preprocessing = preprocess(image);
+      // Held until the pre-processing really ends, even when the deadline passes first.
+      void preprocessing.then(releaseDecode, releaseDecode);
+      ({ page: input, rules } = await Promise.race([preprocessing, deadline]));
+      releaseRead = await reserve(Math.ceil(input.width * input.height * READ_BYTES_PER_PIXEL[engine]));
       const acquiring = acquire();
       try {
         worker = await Promise.race([acquiring, deadline]);
@@ -591,6 +648,7 @@ export function createTesseractTextExtractor(
         throw error;
       }
     } catch (error) {
+      releaseRead();
       cleanup();
       throw error;
     }
@@ -636,6 +694,7 @@ export function createTesseractTextExtractor(
         cause: error,
       });
     } finally {
+      releaseRead();
       cleanup();
     }
   }
@@ -650,7 +709,7 @@ export function createTesseractTextExtractor(
       request: { model: string; image: ModelImage; format: TextFormat },
       callOptions: ModelCallOptions = {},
     ): Promise<string> {
-      const { blocks, rules, tableWords } = await recognize(request.image, callOptions.signal);
+      const { blocks, rules, tableWords } = await recognize(request.image, callOptions);
       const page = { rules, tableWords };
       return request.format === "markdown"
         ? layoutToMarkdown(blocks, options.layout, page)

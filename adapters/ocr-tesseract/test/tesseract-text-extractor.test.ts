@@ -4,8 +4,10 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { ErrorCodes, ImagePipelineError } from "@pixport/core";
 import sharp from "sharp";
 import { describe, expect, it } from "vitest";
+import { DECODE_BYTES_PER_PIXEL, READ_BYTES_PER_PIXEL } from "../src/create-tesseract-text-extractor.js";
 import { createTesseractTextExtractor } from "../src/index.js";
 
 /**
@@ -236,4 +238,123 @@ describe("back-pressure and one deadline per call", () => {
       await extractor.close();
     }
   }, 120_000);
+});
+
+describe("memory: the host's budget and the largest page read", () => {
+  /** A host budget that logs each reservation and release, and may refuse or answer late. */
+  function recordingBudget(answer?: (bytes: number) => Promise<void>) {
+    const events: string[] = [];
+    const asked: number[] = [];
+    let held = 0;
+    const reserveMemory = async (bytes: number) => {
+      asked.push(bytes);
+      await answer?.(bytes);
+      events.push(`reserve ${asked.length}`);
+      held += bytes;
+      const index = asked.length;
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        held -= bytes;
+        events.push(`release ${index}`);
+      };
+    };
+    return { reserveMemory, events, asked, held: () => held };
+  }
+
+  it("reserves the decoded image while it is pre-processed, then the page while it is read, and gives both back", async () => {
+    const extractor = createTesseractTextExtractor({ workers: 1 });
+    try {
+      const rendered = await renderDocument();
+      const image = { ...rendered, mimeType: "image/jpeg" as const };
+      const budget = recordingBudget();
+      const text = await extractor.extract(
+        { model: "tesseract", image, format: "plain" },
+        { reserveMemory: budget.reserveMemory },
+      );
+      expect(text).toContain("Quarterly Report");
+      expect(budget.events).toEqual(["reserve 1", "release 1", "reserve 2", "release 2"]);
+      expect(budget.asked[0]).toBe(Math.ceil(rendered.width * rendered.height * DECODE_BYTES_PER_PIXEL));
+      // The page read: its 20 px text scaled up to the size tesseract reads best, cut to the ink.
+      const pagePixels = (budget.asked[1] as number) / READ_BYTES_PER_PIXEL[extractor.engine];
+      expect(pagePixels).toBeGreaterThan(rendered.width * rendered.height);
+      expect(budget.held()).toBe(0);
+    } finally {
+      await extractor.close();
+    }
+  }, 60_000);
+
+  it("reads a page whose text would need more than maxPagePixels at a smaller scale, within it", async () => {
+    const rendered = await renderDocument();
+    const image = { ...rendered, mimeType: "image/jpeg" as const };
+    const pageRead = async (maxPagePixels?: number) => {
+      const extractor = createTesseractTextExtractor({ workers: 1, maxPagePixels });
+      try {
+        const budget = recordingBudget();
+        const text = await extractor.extract(
+          { model: "tesseract", image, format: "plain" },
+          { reserveMemory: budget.reserveMemory },
+        );
+        return { text, pixels: (budget.asked[1] as number) / READ_BYTES_PER_PIXEL[extractor.engine] };
+      } finally {
+        await extractor.close();
+      }
+    };
+    const free = await pageRead();
+    const capped = await pageRead(400_000);
+    expect(free.pixels).toBeGreaterThan(400_000);
+    expect(capped.pixels).toBeLessThanOrEqual(400_000);
+    expect(capped.pixels).toBeGreaterThan(300_000);
+    // Still read, at about 70 % of the text size wanted.
+    expect(capped.text).toContain("Quarterly Report");
+    expect(capped.text).toContain("Returns fell sharply after the new packaging.");
+  }, 60_000);
+
+  it("refuses the call when the host refuses the memory, and reads the next call", async () => {
+    const extractor = createTesseractTextExtractor({ workers: 1, maxQueued: 0 });
+    try {
+      const rendered = await renderDocument();
+      const image = { ...rendered, mimeType: "image/jpeg" as const };
+      const refusing = recordingBudget(async () => {
+        throw new ImagePipelineError(ErrorCodes.OVERLOADED, "no room");
+      });
+      await expect(
+        extractor.extract(
+          { model: "tesseract", image, format: "plain" },
+          { reserveMemory: refusing.reserveMemory },
+        ),
+      ).rejects.toMatchObject({ code: "OVERLOADED", message: "no room" });
+      // The refused call is no longer counted (with no queue, a leftover would refuse this one).
+      const budget = recordingBudget();
+      await expect(
+        extractor.extract(
+          { model: "tesseract", image, format: "plain" },
+          { reserveMemory: budget.reserveMemory },
+        ),
+      ).resolves.toContain("Quarterly Report");
+      expect(budget.held()).toBe(0);
+    } finally {
+      await extractor.close();
+    }
+  }, 60_000);
+
+  it("hands back memory granted after the call's deadline passed", async () => {
+    const extractor = createTesseractTextExtractor({ workers: 1, timeoutMs: 300 });
+    try {
+      const rendered = await renderDocument();
+      const image = { ...rendered, mimeType: "image/jpeg" as const };
+      const late = recordingBudget(() => new Promise((resolve) => setTimeout(resolve, 800)));
+      await expect(
+        extractor.extract(
+          { model: "tesseract", image, format: "plain" },
+          { reserveMemory: late.reserveMemory },
+        ),
+      ).rejects.toMatchObject({ code: "MODEL_TIMEOUT" });
+      await expect.poll(() => late.events, { timeout: 3_000 }).toEqual(["reserve 1", "release 1"]);
+      expect(late.held()).toBe(0);
+    } finally {
+      await extractor.close();
+    }
+  }, 60_000);
 });
