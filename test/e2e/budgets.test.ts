@@ -215,4 +215,46 @@ describe("the memory budget of the prebuilt server", () => {
     // Generous: the budget plus the codec's own caches and the encoded outputs.
     expect(rssPeak - rssBefore).toBeLessThan(900 * 1024 * 1024);
   }, 60_000);
+  it("reserves extract-formatted-text's reading: a large page of small print is read at most 16 MP, within the budget", async () => {
+    const key = await newKey(handle.server, "live", "memory-ocr");
+    // 3000 x 2000 with 10 px text: scaled to the text size the engine reads best (x3), the page
+    // would be 54 MP; the extractor reads at most 16 MP of it and reserves that while it reads.
+    const phrases = ["pack my box with five dozen jugs", "the quick brown fox jumps", "over the lazy dog"];
+    let text = "";
+    for (let line = 0; line < 24; line += 1) {
+      const y = 30 + line * 80;
+      phrases.forEach((phrase, column) => {
+        text += `<text x="${30 + column * 1000}" y="${y}">${phrase} ${line}</text>`;
+      });
+    }
+    // The server's codec blocks sharp's SVG loader process-wide; this test renders with it, then
+    // blocks it again.
+    sharp.unblock({ operation: ["VipsForeignLoadSvgBuffer"] });
+    const page = await sharp(
+      Buffer.from(
+        `<svg xmlns="http://www.w3.org/2000/svg" width="3000" height="2000"><rect width="100%" height="100%" fill="white"/><g font-family="DejaVu Sans" font-size="10">${text}</g></svg>`,
+      ),
+    )
+      .png()
+      .toBuffer()
+      .finally(() => sharp.block({ operation: ["VipsForeignLoadSvgBuffer"] }));
+    const image = await upload(handle.url, key, page, "small print");
+    let peakReserved = 0;
+    const sampler = setInterval(() => {
+      peakReserved = Math.max(peakReserved, handle.server.pipeline.memory()!.reservedBytes);
+    }, 2);
+    const response = await call(handle.url, "POST", `/v1/images/${image.id}/extract-formatted-text`, {
+      key,
+      json: { format: "plain" },
+    });
+    clearInterval(sampler);
+    expect(response.status, JSON.stringify(response.json)).toBe(201);
+    expect(response.json.content).toContain("the quick brown fox jumps 12");
+    // The read's reservation: 8 (native) or 16 (tesseract.js) bytes a pixel of a page of at most
+    // 16 MP, well over the upload's and the decode's (6 MP).
+    const MB = 1024 * 1024;
+    expect(peakReserved).toBeGreaterThan(100 * MB);
+    expect(peakReserved).toBeLessThanOrEqual(16_000_000 * 16);
+    expect(handle.server.pipeline.memory()?.reservedBytes).toBe(0);
+  }, 90_000);
 });
