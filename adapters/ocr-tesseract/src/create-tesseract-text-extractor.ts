@@ -417,6 +417,31 @@ export function createTesseractTextExtractor(
     return nativeReader(options.tesseractPath, await tessdata, options.idleMs);
   }
 
+  // Pages prepared ahead of the workers: a call pre-processes its page only when fewer than
+  // `size` other calls are pre-processing or holding a pre-processed page for a worker, so each
+  // worker has its next page ready (pre-processing overlaps reading) but the queued calls wait
+  // with their encoded images, not all with their decoded and scaled pages (up to 16 MP each).
+  let ahead = 0;
+  const waitingAhead: (() => void)[] = [];
+  /** Resolves when the call may pre-process, with the function that gives its place back (once). */
+  function enterAhead(): Promise<() => void> {
+    const place = () => {
+      let left = false;
+      return () => {
+        if (left) return;
+        left = true;
+        const next = waitingAhead.shift();
+        if (next === undefined) ahead -= 1;
+        else next();
+      };
+    };
+    if (ahead < size) {
+      ahead += 1;
+      return Promise.resolve(place());
+    }
+    return new Promise((resolve) => waitingAhead.push(() => resolve(place())));
+  }
+
   function acquire(): Promise<PageReader> {
     const ready = idle.pop();
     if (ready !== undefined) {
@@ -630,14 +655,25 @@ export function createTesseractTextExtractor(
     let rules: Rules;
     let worker: PageReader;
     let releaseRead: () => void = () => undefined;
+    // The call's place among the pages prepared ahead of a worker, once it has one.
+    let leaveAhead: (() => void) | undefined;
+    let preprocessing: Promise<unknown> | undefined;
     try {
+      const entering = enterAhead();
+      try {
+        leaveAhead = await Promise.race([entering, deadline]);
+      } catch (error) {
+        void entering.then((leave) => leave());
+        throw error;
+      }
       const releaseDecode = await reserve(
         Math.ceil(Math.max(1, image.width * image.height) * DECODE_BYTES_PER_PIXEL),
       );
-      const preprocessing = preprocess(image);
+      const preprocessed = preprocess(image);
+      preprocessing = preprocessed;
       // Held until the pre-processing really ends, even when the deadline passes first.
-      void preprocessing.then(releaseDecode, releaseDecode);
-      ({ page: input, rules } = await Promise.race([preprocessing, deadline]));
+      void preprocessed.then(releaseDecode, releaseDecode);
+      ({ page: input, rules } = await Promise.race([preprocessed, deadline]));
       releaseRead = await reserve(Math.ceil(input.width * input.height * READ_BYTES_PER_PIXEL[engine]));
       const acquiring = acquire();
       try {
@@ -647,7 +683,15 @@ export function createTesseractTextExtractor(
         void acquiring.then(release, () => undefined);
         throw error;
       }
+      leaveAhead();
+      leaveAhead = undefined;
     } catch (error) {
+      // A pre-processing still running when the call gave up keeps its place until it ends.
+      const leave = leaveAhead;
+      if (leave !== undefined) {
+        if (preprocessing === undefined) leave();
+        else void preprocessing.then(leave, leave);
+      }
       releaseRead();
       cleanup();
       throw error;

@@ -246,21 +246,26 @@ describe("memory: the host's budget and the largest page read", () => {
     const events: string[] = [];
     const asked: number[] = [];
     let held = 0;
+    let count = 0;
+    let mostAtOnce = 0;
     const reserveMemory = async (bytes: number) => {
       asked.push(bytes);
-      await answer?.(bytes);
-      events.push(`reserve ${asked.length}`);
-      held += bytes;
       const index = asked.length;
+      await answer?.(bytes);
+      events.push(`reserve ${index}`);
+      held += bytes;
+      count += 1;
+      mostAtOnce = Math.max(mostAtOnce, count);
       let released = false;
       return () => {
         if (released) return;
         released = true;
         held -= bytes;
+        count -= 1;
         events.push(`release ${index}`);
       };
     };
-    return { reserveMemory, events, asked, held: () => held };
+    return { reserveMemory, events, asked, held: () => held, mostAtOnce: () => mostAtOnce };
   }
 
   it("reserves the decoded image while it is pre-processed, then the page while it is read, and gives both back", async () => {
@@ -309,6 +314,31 @@ describe("memory: the host's budget and the largest page read", () => {
     // Still read, at about 70 % of the text size wanted.
     expect(capped.text).toContain("Quarterly Report");
     expect(capped.text).toContain("Returns fell sharply after the new packaging.");
+  }, 60_000);
+
+  it("prepares one page ahead per worker: queued calls wait with their encoded image, not their decoded page", async () => {
+    const extractor = createTesseractTextExtractor({ workers: 1, maxQueued: 4 });
+    try {
+      const rendered = await renderDocument();
+      const image = { ...rendered, mimeType: "image/jpeg" as const };
+      const budget = recordingBudget();
+      const texts = await Promise.all(
+        Array.from({ length: 5 }, () =>
+          extractor.extract(
+            { model: "tesseract", image, format: "plain" },
+            { reserveMemory: budget.reserveMemory },
+          ),
+        ),
+      );
+      for (const text of texts) expect(text).toContain("Quarterly Report");
+      // Each call reserved twice (its decode, then its page)...
+      expect(budget.asked).toHaveLength(10);
+      // ...but at most two calls held memory at once: the page being read and the next one.
+      expect(budget.mostAtOnce()).toBe(2);
+      expect(budget.held()).toBe(0);
+    } finally {
+      await extractor.close();
+    }
   }, 60_000);
 
   it("refuses the call when the host refuses the memory, and reads the next call", async () => {
