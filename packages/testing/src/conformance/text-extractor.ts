@@ -1,4 +1,10 @@
-import type { ModelImage, TextExtractor, TextFormat } from "@pixport/core";
+import {
+  ErrorCodes,
+  ImagePipelineError,
+  type ModelImage,
+  type TextExtractor,
+  type TextFormat,
+} from "@pixport/core";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
 import {
@@ -355,6 +361,43 @@ export function describeTextExtractorConformance<T extends TextExtractor>(
           ),
       );
       expect(outcome, "an aborted call must reject").toHaveProperty("rejected");
+    });
+
+    it("gives back all the memory it reserves from the host's budget, and ends the call when refused", async () => {
+      // ModelCallOptions.reserveMemory: an adapter that reads pixels in the host's process tree
+      // reserves what it needs; one that reads nothing locally (a remote model) may ignore it.
+      const image = await imageOf(notice);
+      let held = 0;
+      let reservations = 0;
+      const reserveMemory = async (bytes: number) => {
+        expect(Number.isFinite(bytes) && bytes > 0, `reserves a positive byte count, got ${bytes}`).toBe(
+          true,
+        );
+        reservations += 1;
+        held += bytes;
+        let released = false;
+        return () => {
+          if (released) return;
+          released = true;
+          held -= bytes;
+        };
+      };
+      expectCer(
+        await current().extract({ model, image, format: "plain" }, { reserveMemory }),
+        notice,
+        "plain",
+      );
+      expect(held, "every reservation is released by the time the call settles").toBe(0);
+      const refusal = new ImagePipelineError(ErrorCodes.OVERLOADED, "the budget is full");
+      const refused = current()
+        .extract({ model, image, format: "plain" }, { reserveMemory: () => Promise.reject(refusal) })
+        .then(
+          () => "resolved",
+          (error: unknown) => error,
+        );
+      if (reservations > 0)
+        expect(await refused, "a refused reservation ends the call with it").toBe(refusal);
+      else expect(await refused, "an adapter that reserves nothing reads on").toBe("resolved");
     });
 
     it("gives concurrent calls each their own document, in their own format", async () => {
