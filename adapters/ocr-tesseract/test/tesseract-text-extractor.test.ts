@@ -276,43 +276,52 @@ describe("memory: the host's budget and the largest page read", () => {
     return { reserveMemory, events, asked, held: () => held, mostAtOnce: () => mostAtOnce };
   }
 
-  it("reserves the decoded image while it is pre-processed, then the page while it is read, and gives both back", async () => {
-    const extractor = createTesseractTextExtractor({ workers: 1 });
+  type Budget = ReturnType<typeof recordingBudget>;
+  type Extractor = ReturnType<typeof createTesseractTextExtractor>;
+  type Page = Awaited<ReturnType<typeof renderDocument>> & { mimeType: "image/jpeg" };
+
+  /** Runs `test` with a new extractor and the rendered page, then closes the extractor. */
+  async function withExtractor(
+    options: Parameters<typeof createTesseractTextExtractor>[0],
+    test: (extractor: Extractor, page: Page) => Promise<void>,
+  ): Promise<void> {
+    const extractor = createTesseractTextExtractor(options);
     try {
-      const rendered = await renderDocument();
-      const image = { ...rendered, mimeType: "image/jpeg" as const };
-      const budget = recordingBudget();
-      const text = await extractor.extract(
-        { model: "tesseract", image, format: "plain" },
-        { reserveMemory: budget.reserveMemory },
-      );
-      expect(text).toContain("Quarterly Report");
-      expect(budget.events).toEqual(["reserve 1", "release 1", "reserve 2", "release 2"]);
-      expect(budget.asked[0]).toBe(Math.ceil(rendered.width * rendered.height * DECODE_BYTES_PER_PIXEL));
-      // The page read: its 20 px text scaled up to the size tesseract reads best, cut to the ink.
-      const pagePixels = (budget.asked[1] as number) / READ_BYTES_PER_PIXEL[extractor.engine];
-      expect(pagePixels).toBeGreaterThan(rendered.width * rendered.height);
-      expect(budget.held()).toBe(0);
+      await test(extractor, { ...(await renderDocument()), mimeType: "image/jpeg" });
     } finally {
       await extractor.close();
     }
+  }
+
+  /** The page's plain text, read with `budget`'s reservations. */
+  const read = (extractor: Extractor, page: Page, budget: Budget) =>
+    extractor.extract(
+      { model: "tesseract", image: page, format: "plain" },
+      { reserveMemory: budget.reserveMemory },
+    );
+
+  it("reserves the decoded image while it is pre-processed, then the page while it is read, and gives both back", async () => {
+    await withExtractor({ workers: 1 }, async (extractor, page) => {
+      const budget = recordingBudget();
+      expect(await read(extractor, page, budget)).toContain("Quarterly Report");
+      expect(budget.events).toEqual(["reserve 1", "release 1", "reserve 2", "release 2"]);
+      expect(budget.asked[0]).toBe(Math.ceil(page.width * page.height * DECODE_BYTES_PER_PIXEL));
+      // The page read: its 20 px text scaled up to the size tesseract reads best, cut to the ink.
+      const pagePixels = (budget.asked[1] as number) / READ_BYTES_PER_PIXEL[extractor.engine];
+      expect(pagePixels).toBeGreaterThan(page.width * page.height);
+      expect(budget.held()).toBe(0);
+    });
   }, 60_000);
 
   it("reads a page whose text would need more than maxPagePixels at a smaller scale, within it", async () => {
-    const rendered = await renderDocument();
-    const image = { ...rendered, mimeType: "image/jpeg" as const };
     const pageRead = async (maxPagePixels?: number) => {
-      const extractor = createTesseractTextExtractor({ workers: 1, maxPagePixels });
-      try {
+      let result = { text: "", pixels: 0 };
+      await withExtractor({ workers: 1, maxPagePixels }, async (extractor, page) => {
         const budget = recordingBudget();
-        const text = await extractor.extract(
-          { model: "tesseract", image, format: "plain" },
-          { reserveMemory: budget.reserveMemory },
-        );
-        return { text, pixels: (budget.asked[1] as number) / READ_BYTES_PER_PIXEL[extractor.engine] };
-      } finally {
-        await extractor.close();
-      }
+        const text = await read(extractor, page, budget);
+        result = { text, pixels: (budget.asked[1] as number) / READ_BYTES_PER_PIXEL[extractor.engine] };
+      });
+      return result;
     };
     const free = await pageRead();
     const capped = await pageRead(400_000);
@@ -325,74 +334,40 @@ describe("memory: the host's budget and the largest page read", () => {
   }, 60_000);
 
   it("prepares one page ahead per worker: queued calls wait with their encoded image, not their decoded page", async () => {
-    const extractor = createTesseractTextExtractor({ workers: 1, maxQueued: 4 });
-    try {
-      const rendered = await renderDocument();
-      const image = { ...rendered, mimeType: "image/jpeg" as const };
+    await withExtractor({ workers: 1, maxQueued: 4 }, async (extractor, page) => {
       const budget = recordingBudget();
-      const texts = await Promise.all(
-        Array.from({ length: 5 }, () =>
-          extractor.extract(
-            { model: "tesseract", image, format: "plain" },
-            { reserveMemory: budget.reserveMemory },
-          ),
-        ),
-      );
+      const texts = await Promise.all(Array.from({ length: 5 }, () => read(extractor, page, budget)));
       for (const text of texts) expect(text).toContain("Quarterly Report");
       // Each call reserved twice (its decode, then its page)...
       expect(budget.asked).toHaveLength(10);
       // ...but at most two calls held memory at once: the page being read and the next one.
       expect(budget.mostAtOnce()).toBe(2);
       expect(budget.held()).toBe(0);
-    } finally {
-      await extractor.close();
-    }
+    });
   }, 60_000);
 
   it("refuses the call when the host refuses the memory, and reads the next call", async () => {
-    const extractor = createTesseractTextExtractor({ workers: 1, maxQueued: 0 });
-    try {
-      const rendered = await renderDocument();
-      const image = { ...rendered, mimeType: "image/jpeg" as const };
+    await withExtractor({ workers: 1, maxQueued: 0 }, async (extractor, page) => {
       const refusing = recordingBudget(async () => {
         throw new ImagePipelineError(ErrorCodes.OVERLOADED, "no room");
       });
-      await expect(
-        extractor.extract(
-          { model: "tesseract", image, format: "plain" },
-          { reserveMemory: refusing.reserveMemory },
-        ),
-      ).rejects.toMatchObject({ code: "OVERLOADED", message: "no room" });
+      await expect(read(extractor, page, refusing)).rejects.toMatchObject({
+        code: "OVERLOADED",
+        message: "no room",
+      });
       // The refused call is no longer counted (with no queue, a leftover would refuse this one).
       const budget = recordingBudget();
-      await expect(
-        extractor.extract(
-          { model: "tesseract", image, format: "plain" },
-          { reserveMemory: budget.reserveMemory },
-        ),
-      ).resolves.toContain("Quarterly Report");
+      await expect(read(extractor, page, budget)).resolves.toContain("Quarterly Report");
       expect(budget.held()).toBe(0);
-    } finally {
-      await extractor.close();
-    }
+    });
   }, 60_000);
 
   it("hands back memory granted after the call's deadline passed", async () => {
-    const extractor = createTesseractTextExtractor({ workers: 1, timeoutMs: 300 });
-    try {
-      const rendered = await renderDocument();
-      const image = { ...rendered, mimeType: "image/jpeg" as const };
+    await withExtractor({ workers: 1, timeoutMs: 300 }, async (extractor, page) => {
       const late = recordingBudget(() => new Promise((resolve) => setTimeout(resolve, 800)));
-      await expect(
-        extractor.extract(
-          { model: "tesseract", image, format: "plain" },
-          { reserveMemory: late.reserveMemory },
-        ),
-      ).rejects.toMatchObject({ code: "MODEL_TIMEOUT" });
+      await expect(read(extractor, page, late)).rejects.toMatchObject({ code: "MODEL_TIMEOUT" });
       await expect.poll(() => late.events, { timeout: 3_000 }).toEqual(["reserve 1", "release 1"]);
       expect(late.held()).toBe(0);
-    } finally {
-      await extractor.close();
-    }
+    });
   }, 60_000);
 });
