@@ -1,6 +1,6 @@
 // Shared by the benchmarks: the generated fixture, a server child process, and the RSS of a process
 // tree sampled over time.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 
 /** A photo-like 1920x1280 JPEG (gradients + noise), generated so nothing is downloaded. */
@@ -128,4 +128,13 @@ export function sampleTree(pid) {
     clearInterval(timer);
     return peak;
   };
+}
+
+/** Installs Debian's tesseract CLI (tesseract-ocr, apt-get) when `tesseract` does not run. */
+export function ensureTesseractCli() {
+  if (spawnSync("tesseract", ["--version"]).status === 0) return;
+  console.log("installing Debian's tesseract-ocr (apt-get) ...");
+  execFileSync("sh", ["-c", "apt-get update -qq && apt-get install -y -qq tesseract-ocr tesseract-ocr-eng"], {
+    stdio: "inherit",
+  });
 }

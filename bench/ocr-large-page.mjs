@@ -10,14 +10,14 @@
 // warmed up on a small page first.
 // Usage: npx --yes pnpm@12 run build && npx tsx --conditions=pixport-source bench/ocr-large-page.mjs
 //   [--width 4000] [--height 2500] [--font 11] [--engine native|wasm] [--uncapped false]
-import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import sharp from "sharp";
 import { characterErrorRate } from "../packages/testing/src/fixtures/documents.ts";
-import { sampleTree } from "./lib.mjs";
+import { ensureTesseractCli, sampleTree } from "./lib.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -34,12 +34,7 @@ const font = Number(values.font);
 const here = path.dirname(new URL(import.meta.url).pathname);
 const mb = (bytes) => `${(bytes / 2 ** 20).toFixed(0)} MB`;
 
-if (spawnSync("tesseract", ["--version"]).status !== 0) {
-  console.log("installing Debian's tesseract-ocr (apt-get) ...");
-  execFileSync("sh", ["-c", "apt-get update -qq && apt-get install -y -qq tesseract-ocr tesseract-ocr-eng"], {
-    stdio: "inherit",
-  });
-}
+ensureTesseractCli();
 
 // The page: 48 lines, each of three phrases at fixed columns, spread evenly down the page.
 const words =

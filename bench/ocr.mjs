@@ -17,14 +17,14 @@
 // Usage: npx --yes pnpm@12 run build && npx tsx --conditions=pixport-source bench/ocr.mjs [--only name]
 //   [--engines wasm,native] [--library-env '{"MALLOC_MMAP_THRESHOLD_":"131072"}']
 //   [--http-env '{"PIXPORT_ALLOCATOR":"system"}']
-import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { OCR_DOCUMENT_SUITE } from "../packages/testing/src/fixtures/document-suite.ts";
 import { characterErrorRate, renderDocument } from "../packages/testing/src/fixtures/documents.ts";
-import { sampleTree, startChild } from "./lib.mjs";
+import { ensureTesseractCli, sampleTree, startChild } from "./lib.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -37,19 +37,11 @@ const { values } = parseArgs({
 const engines = values.engines.split(",");
 const here = path.dirname(new URL(import.meta.url).pathname);
 
-function ensureCli() {
-  if (spawnSync("tesseract", ["--version"]).status === 0) return;
-  console.log("installing Debian's tesseract-ocr (apt-get) ...");
-  execFileSync("sh", ["-c", "apt-get update -qq && apt-get install -y -qq tesseract-ocr tesseract-ocr-eng"], {
-    stdio: "inherit",
-  });
-}
-
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const mean = (values) => values.reduce((sum, value) => sum + value, 0) / values.length;
 const mb = (bytes) => `${(bytes / 2 ** 20).toFixed(0)} MB`;
 
-ensureCli();
+ensureTesseractCli();
 const directory = await mkdtemp(path.join(tmpdir(), "pixport-ocr-bench-"));
 const pages = [];
 for (const entry of OCR_DOCUMENT_SUITE) {
