@@ -1,5 +1,7 @@
 export {
   createTesseractTextExtractor,
+  DECODE_BYTES_PER_PIXEL,
+  READ_BYTES_PER_PIXEL,
   TESSERACT_MODEL,
   type TesseractTextExtractor,
   type TesseractTextExtractorOptions,

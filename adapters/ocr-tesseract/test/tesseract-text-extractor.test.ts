@@ -7,8 +7,7 @@ import { fileURLToPath } from "node:url";
 import { ErrorCodes, ImagePipelineError } from "@pixport/core";
 import sharp from "sharp";
 import { describe, expect, it } from "vitest";
-import { DECODE_BYTES_PER_PIXEL, READ_BYTES_PER_PIXEL } from "../src/create-tesseract-text-extractor.js";
-import { createTesseractTextExtractor } from "../src/index.js";
+import { createTesseractTextExtractor, DECODE_BYTES_PER_PIXEL, READ_BYTES_PER_PIXEL } from "../src/index.js";
 
 /**
  * Renders a document with librsvg (SVG text, DejaVu Sans). The sharp codec blocks untrusted
