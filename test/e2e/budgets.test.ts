@@ -134,6 +134,48 @@ describe.each(CODECS)("the job deadline (%s)", (codec) => {
   }, 60_000);
 });
 
+/** A 3000 x 2000 PNG of 10 px print: 24 lines of three phrases, each phrase ending with its line number. */
+async function smallPrintPage(): Promise<Buffer> {
+  const phrases = ["pack my box with five dozen jugs", "the quick brown fox jumps", "over the lazy dog"];
+  let text = "";
+  for (let line = 0; line < 24; line += 1) {
+    const y = 30 + line * 80;
+    phrases.forEach((phrase, column) => {
+      text += `<text x="${30 + column * 1000}" y="${y}">${phrase} ${line}</text>`;
+    });
+  }
+  // The server's codec blocks sharp's SVG loader process-wide; this renders with it, then blocks
+  // it again.
+  sharp.unblock({ operation: ["VipsForeignLoadSvgBuffer"] });
+  return sharp(
+    Buffer.from(
+      `<svg xmlns="http://www.w3.org/2000/svg" width="3000" height="2000"><rect width="100%" height="100%" fill="white"/><g font-family="DejaVu Sans" font-size="10">${text}</g></svg>`,
+    ),
+  )
+    .png()
+    .toBuffer()
+    .finally(() => sharp.block({ operation: ["VipsForeignLoadSvgBuffer"] }));
+}
+
+/** Reads `page` with extract-formatted-text on `handle`'s server, sampling its reserved memory. */
+async function readWatchingBudget(handle: ReturnType<typeof useServer>, account: string, page: Buffer) {
+  const key = await newKey(handle.server, "live", account);
+  const image = await upload(handle.url, key, page, "small print");
+  let peakReserved = 0;
+  const sampler = setInterval(() => {
+    peakReserved = Math.max(peakReserved, handle.server.pipeline.memory()!.reservedBytes);
+  }, 2);
+  try {
+    const response = await call(handle.url, "POST", `/v1/images/${image.id}/extract-formatted-text`, {
+      key,
+      json: { format: "plain" },
+    });
+    return { response, peakReserved };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
 describe("the memory budget of the prebuilt server", () => {
   const handle = useServer({ memoryBudget: { maxBytes: 400 * 1024 * 1024, maxWaitMs: 30_000 } });
 
@@ -216,38 +258,9 @@ describe("the memory budget of the prebuilt server", () => {
     expect(rssPeak - rssBefore).toBeLessThan(900 * 1024 * 1024);
   }, 60_000);
   it("reserves extract-formatted-text's reading: a large page of small print is read at most 16 MP, within the budget", async () => {
-    const key = await newKey(handle.server, "live", "memory-ocr");
     // 3000 x 2000 with 10 px text: scaled to the text size the engine reads best (x3), the page
     // would be 54 MP; the extractor reads at most 16 MP of it and reserves that while it reads.
-    const phrases = ["pack my box with five dozen jugs", "the quick brown fox jumps", "over the lazy dog"];
-    let text = "";
-    for (let line = 0; line < 24; line += 1) {
-      const y = 30 + line * 80;
-      phrases.forEach((phrase, column) => {
-        text += `<text x="${30 + column * 1000}" y="${y}">${phrase} ${line}</text>`;
-      });
-    }
-    // The server's codec blocks sharp's SVG loader process-wide; this test renders with it, then
-    // blocks it again.
-    sharp.unblock({ operation: ["VipsForeignLoadSvgBuffer"] });
-    const page = await sharp(
-      Buffer.from(
-        `<svg xmlns="http://www.w3.org/2000/svg" width="3000" height="2000"><rect width="100%" height="100%" fill="white"/><g font-family="DejaVu Sans" font-size="10">${text}</g></svg>`,
-      ),
-    )
-      .png()
-      .toBuffer()
-      .finally(() => sharp.block({ operation: ["VipsForeignLoadSvgBuffer"] }));
-    const image = await upload(handle.url, key, page, "small print");
-    let peakReserved = 0;
-    const sampler = setInterval(() => {
-      peakReserved = Math.max(peakReserved, handle.server.pipeline.memory()!.reservedBytes);
-    }, 2);
-    const response = await call(handle.url, "POST", `/v1/images/${image.id}/extract-formatted-text`, {
-      key,
-      json: { format: "plain" },
-    });
-    clearInterval(sampler);
+    const { response, peakReserved } = await readWatchingBudget(handle, "memory-ocr", await smallPrintPage());
     expect(response.status, JSON.stringify(response.json)).toBe(201);
     expect(response.json.content).toContain("the quick brown fox jumps 12");
     // The read's reservation: 8 (native) or 16 (tesseract.js) bytes a pixel of a page of at most
@@ -256,5 +269,21 @@ describe("the memory budget of the prebuilt server", () => {
     expect(peakReserved).toBeGreaterThan(100 * MB);
     expect(peakReserved).toBeLessThanOrEqual(16_000_000 * 16);
     expect(handle.server.pipeline.memory()?.reservedBytes).toBe(0);
+  }, 90_000);
+});
+
+describe("the embedded OCR's tuning from the server's config", () => {
+  const handle = useServer({
+    memoryBudget: { maxBytes: 400 * 1024 * 1024, maxWaitMs: 30_000 },
+    ocr: { maxPagePixels: 2_000_000 },
+  });
+
+  it("reads with the configured page cap: the same page reserves for at most 2 MP", async () => {
+    const { response, peakReserved } = await readWatchingBudget(handle, "ocr-cap", await smallPrintPage());
+    expect(response.status, JSON.stringify(response.json)).toBe(201);
+    // Read (at about a third of the text size wanted, so its text is not checked), and reserved
+    // for a page of at most 2 MP at 16 bytes a pixel, against more than 100 MB with the default cap.
+    expect(peakReserved).toBeGreaterThan(0);
+    expect(peakReserved).toBeLessThanOrEqual(2_000_000 * 16 + 3000 * 2000 * 3);
   }, 90_000);
 });

@@ -50,6 +50,37 @@ describe("config errors read as the operator wrote the value", () => {
   });
 });
 
+describe("the embedded OCR's tuning", () => {
+  it("takes the extractor's options from the file, the environment and flags, and names a bad one", async () => {
+    expect(resolveServerConfig({}).ocr).toEqual({
+      timeoutMs: 60_000,
+      idleMs: 30_000,
+      maxPagePixels: 16_000_000,
+    });
+    const config = await loadServerConfig({
+      environment: {
+        PIXPORT_OCR_WORKERS: "2",
+        PIXPORT_OCR_MAX_PAGE_PIXELS: "8000000",
+        PIXPORT_OCR_MAX_QUEUED: "3",
+      },
+      overrides: { ocr: { timeoutMs: 20_000 } },
+    });
+    expect(config.ocr).toEqual({
+      workers: 2,
+      maxQueued: 3,
+      maxPagePixels: 8_000_000,
+      timeoutMs: 20_000,
+      idleMs: 30_000,
+    });
+    await expect(loadServerConfig({ environment: { PIXPORT_OCR_MAX_PAGE_PIXELS: "1000" } })).rejects.toThrow(
+      "ocr.maxPagePixels must be at least 250000, received 1000",
+    );
+    // The engine has its own key; the extractor's other options are not the server's to set.
+    expect(() => resolveServerConfig({ ocr: { engine: "wasm" } })).toThrow(/ocr/);
+    expect(() => resolveServerConfig({ ocr: { langPath: "/tmp" } })).toThrow(/ocr/);
+  });
+});
+
 describe("the web pages", () => {
   it("are on by default and turned off one by one from the environment or the file", async () => {
     expect(resolveServerConfig({}).pages).toEqual({ playground: true, docs: true });

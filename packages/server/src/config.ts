@@ -10,6 +10,7 @@ import {
   urlImportOptionsSchema,
   workQueueOptionsSchema,
 } from "@pixport/core";
+import { tesseractTextExtractorOptionsSchema } from "@pixport/ocr-tesseract";
 import { modelRegistrySchema } from "@pixport/vision-openai/registry";
 import { z } from "zod";
 import { LOG_LEVELS } from "./observability.js";
@@ -87,6 +88,16 @@ export const backgroundRemovalConfigSchema = z
     message: 'engine "onnx" needs model (the path of an .onnx segmentation model)',
     path: ["model"],
   });
+
+/**
+ * `ocr` of the server config: the embedded OCR extractor's tuning, `@pixport/ocr-tesseract`'s
+ * options of the same names (its engine is `ocrEngine`): `workers` (half the cores, 1..4),
+ * `maxQueued` (4 x workers), `timeoutMs` (60000), `idleMs` (30000) and `maxPagePixels` (16 MP, the
+ * most pixels of a page tesseract is given).
+ */
+export const ocrConfigSchema = tesseractTextExtractorOptionsSchema
+  .pick({ workers: true, maxQueued: true, timeoutMs: true, idleMs: true, maxPagePixels: true })
+  .strict();
 
 /**
  * Configuration of the prebuilt server. Sources, later ones winning: defaults, the JSON config
@@ -196,6 +207,8 @@ export const serverConfigSchema = z
      * on OCR. @default "auto"
      */
     ocrEngine: z.enum(["auto", "wasm", "native"]).default("auto"),
+    /** Tuning of the embedded OCR: see {@link ocrConfigSchema}. */
+    ocr: ocrConfigSchema.default(ocrConfigSchema.parse({})),
     /**
      * Decoded pixels of stored images kept for their next transforms and variants, per node, least
      * recently used out first (either codec; see the README section "Memory budget"); `0` turns it
@@ -336,6 +349,15 @@ const WORK_QUEUE_ENV: Record<string, string> = {
   PIXPORT_MAX_JOB_WAIT_MS: "maxWaitMs",
 };
 
+/** `ocr.*` from the environment. */
+const OCR_ENV: Record<string, string> = {
+  PIXPORT_OCR_WORKERS: "workers",
+  PIXPORT_OCR_MAX_QUEUED: "maxQueued",
+  PIXPORT_OCR_TIMEOUT_MS: "timeoutMs",
+  PIXPORT_OCR_IDLE_MS: "idleMs",
+  PIXPORT_OCR_MAX_PAGE_PIXELS: "maxPagePixels",
+};
+
 /** `backgroundRemoval.*` from the environment. */
 const BACKGROUND_ENV: Record<string, { key: string; kind: "string" | "number" }> = {
   PIXPORT_BACKGROUND_ENGINE: { key: "engine", kind: "string" },
@@ -434,6 +456,12 @@ function fromEnvironment(environment: NodeJS.ProcessEnv): Record<string, unknown
     if (raw !== undefined && raw !== "") workQueue[key] = Number(raw);
   }
   if (Object.keys(workQueue).length > 0) result.workQueue = workQueue;
+  const ocr: Record<string, unknown> = {};
+  for (const [name, key] of Object.entries(OCR_ENV)) {
+    const raw = environment[name];
+    if (raw !== undefined && raw !== "") ocr[key] = Number(raw);
+  }
+  if (Object.keys(ocr).length > 0) result.ocr = ocr;
   const urlImport: Record<string, unknown> = {};
   const importEnabled = environment.PIXPORT_URL_IMPORT;
   if (importEnabled !== undefined && importEnabled !== "") {
@@ -497,6 +525,7 @@ export async function loadServerConfig(options: LoadConfigOptions = {}): Promise
   for (const section of [
     "s3",
     "backgroundRemoval",
+    "ocr",
     "workQueue",
     "urlImport",
     "memoryBudget",

@@ -234,7 +234,7 @@ export async function createPixportRuntime(
         : (await import("@pixport/vision-openai")).createOpenAiModels({ registry: config.models, logger });
     const embeddedExtractor =
       config.models?.defaults.extract === undefined
-        ? createTesseractTextExtractor({ engine: config.ocrEngine })
+        ? createTesseractTextExtractor({ ...config.ocr, engine: config.ocrEngine })
         : undefined;
     if (embeddedExtractor !== undefined) {
       owned.push(embeddedExtractor);
