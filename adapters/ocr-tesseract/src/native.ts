@@ -1,6 +1,6 @@
 import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from "node:child_process";
 import { createReadStream, createWriteStream } from "node:fs";
-import { mkdtemp, open, readdir, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
@@ -202,25 +202,6 @@ export function residentEnv(host: NodeJS.ProcessEnv = process.env): NodeJS.Proce
 /** How long a resident tesseract waits for its next page before it exits (its memory goes back). */
 export const RESIDENT_IDLE_MS = 30_000;
 
-/** Writes `parts` one after the other into a new private file (no joined copy of them is made). */
-async function writeParts(file: string, parts: readonly Uint8Array[]): Promise<void> {
-  const handle = await open(file, "w", 0o600);
-  try {
-    const pending = [...parts];
-    while (pending.length > 0) {
-      let { bytesWritten } = await handle.writev(pending);
-      // writev may write less than asked: the rest goes in the next call.
-      while (pending.length > 0 && bytesWritten >= (pending[0] as Uint8Array).byteLength) {
-        bytesWritten -= (pending[0] as Uint8Array).byteLength;
-        pending.shift();
-      }
-      if (bytesWritten > 0) pending[0] = (pending[0] as Uint8Array).subarray(bytesWritten);
-    }
-  } finally {
-    await handle.close();
-  }
-}
-
 /**
  * One long-lived native `tesseract` that reads page after page with its model loaded once
  * (loading it costs about 100 ms, as much as recognising a short page). Tesseract's own file-list
@@ -285,7 +266,8 @@ export class ResidentTesseract {
     try {
       if (zoneFile !== undefined && zones !== undefined)
         await writeFile(zoneFile, formatZones(zones), { mode: 0o600 });
-      await writeParts(file, image instanceof Uint8Array ? [image] : image);
+      // writeFile writes an iterable's chunks one after the other: no joined copy is made.
+      await writeFile(file, image instanceof Uint8Array ? image : image.values(), { mode: 0o600 });
       signal.throwIfAborted();
       const child = this.child ?? this.start();
       this.hold(child, true);
