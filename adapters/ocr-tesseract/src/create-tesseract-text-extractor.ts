@@ -164,12 +164,15 @@ function pgmHeader(width: number, height: number): Buffer {
   return Buffer.from(`P5\n${width} ${height}\n255\n`, "latin1");
 }
 
-/** The page as one binary PGM buffer (tesseract.js takes a single buffer). */
-function pgmOf(page: GreyPage): Buffer {
-  const header = pgmHeader(page.width, page.height);
-  const pgm = Buffer.allocUnsafe(header.length + page.grey.length);
+/**
+ * The part of a page inside `area` (inside the page) as one binary PGM buffer, its pixels copied
+ * once, straight behind the header (tesseract.js takes a single buffer).
+ */
+function pgmOf(page: GreyPage, area: Region): Buffer {
+  const header = pgmHeader(area.width, area.height);
+  const pgm = Buffer.allocUnsafe(header.length + area.width * area.height);
   header.copy(pgm);
-  pgm.set(page.grey, header.length);
+  copyArea(page, area, pgm.subarray(header.length));
   return pgm;
 }
 
@@ -216,13 +219,18 @@ function clip(page: GreyPage, region: Region): Region {
   };
 }
 
+/** Copies the pixels of `region` (inside the page), row after row, into `out`. */
+function copyArea(page: GreyPage, region: Region, out: Uint8Array): void {
+  for (let row = 0; row < region.height; row++) {
+    const from = (region.top + row) * page.width + region.left;
+    out.set(page.grey.subarray(from, from + region.width), row * region.width);
+  }
+}
+
 /** The part of a page inside `region` (inside the page), copied once. */
 function cropPage(page: GreyPage, region: Region): GreyPage {
   const grey = new Uint8Array(region.width * region.height);
-  for (let row = 0; row < region.height; row++) {
-    const from = (region.top + row) * page.width + region.left;
-    grey.set(page.grey.subarray(from, from + region.width), row * region.width);
-  }
+  copyArea(page, region, grey);
   return { grey, width: region.width, height: region.height };
 }
 
@@ -282,8 +290,8 @@ async function startWasmReader(langPath: string, idleMs: number): Promise<PageRe
     running = undefined;
     await ending?.then(({ worker }) => worker.terminate());
   };
-  // The image's layout in the given mode, boxes in the image's px.
-  const recognize = async (page: GreyPage, wanted: PSM) => {
+  // The layout of the part of the page inside `area` in the given mode, boxes in page px.
+  const recognize = async (page: GreyPage, area: Region, wanted: PSM) => {
     clearTimeout(idleTimer);
     running ??= start();
     try {
@@ -292,8 +300,8 @@ async function startWasmReader(langPath: string, idleMs: number): Promise<PageRe
         await state.worker.setParameters({ tessedit_pageseg_mode: wanted });
         state.mode = wanted;
       }
-      const result = await state.worker.recognize(pgmOf(page), {}, { blocks: true, text: false });
-      return (result.data.blocks ?? []) as unknown as OcrBlock[];
+      const result = await state.worker.recognize(pgmOf(page, area), {}, { blocks: true, text: false });
+      return moveBlocks((result.data.blocks ?? []) as unknown as OcrBlock[], area.left, area.top);
     } finally {
       idleTimer = setTimeout(() => void stop().catch(() => {}), idleMs);
       idleTimer.unref();
@@ -303,18 +311,9 @@ async function startWasmReader(langPath: string, idleMs: number): Promise<PageRe
     // Pages in mode 4 (block finding without the column split), as the native engine reads them.
     // The area is cut out and sent alone, as a table's region is (not the whole page with the
     // region as tesseract's rectangle): tesseract.js copies, writes and decodes every pixel it is
-    // given.
-    async readPage(page, area) {
-      if (area.width === page.width && area.height === page.height) {
-        return recognize(page, PSM.SINGLE_COLUMN);
-      }
-      const blocks = await recognize(cropPage(page, area), PSM.SINGLE_COLUMN);
-      return moveBlocks(blocks, area.left, area.top);
-    },
-    async readBlock(page, region) {
-      const blocks = await recognize(cropPage(page, region), PSM.SINGLE_BLOCK);
-      return moveBlocks(blocks, region.left, region.top);
-    },
+    // given. The cut is copied once, straight into the PGM sent.
+    readPage: (page, area) => recognize(page, area, PSM.SINGLE_COLUMN),
+    readBlock: (page, region) => recognize(page, region, PSM.SINGLE_BLOCK),
     terminate: stop,
   };
 }
