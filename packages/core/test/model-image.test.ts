@@ -19,7 +19,16 @@ const MAGIC = {
 const fake = (format: keyof typeof MAGIC, width: number, height: number) =>
   new Uint8Array([...MAGIC[format], width, height]);
 
-function setup(lossless: boolean, options: { gate?: Promise<void>; facts?: boolean } = {}) {
+function setup(
+  lossless: boolean,
+  options: {
+    gate?: Promise<void>;
+    facts?: boolean;
+    /** The extractor's own body (default: record the image, wait for `gate`, answer "text"). */
+    extract?: TextExtractor["extract"];
+    memoryBudget?: { maxBytes: number; maxWaitMs: number };
+  } = {},
+) {
   const transforms: TransformRequest[] = [];
   const codec: ImageCodec = {
     name: "fake",
@@ -52,16 +61,18 @@ function setup(lossless: boolean, options: { gate?: Promise<void>; facts?: boole
     models: ["reader"],
     defaultModel: "reader",
     lossless,
-    extract: async (request) => {
-      received.push(request.image);
-      await options.gate;
-      return "text";
-    },
+    extract:
+      options.extract ??
+      (async (request) => {
+        received.push(request.image);
+        await options.gate;
+        return "text";
+      }),
   };
-  const pipeline = createImagePipeline(
-    memoryDeps(codec, { models: { textExtractor } }),
-    options.facts ? { backgroundFacts: true, workQueue: {} } : {},
-  );
+  const pipeline = createImagePipeline(memoryDeps(codec, { models: { textExtractor } }), {
+    ...(options.facts ? { backgroundFacts: true, workQueue: {} } : {}),
+    ...(options.memoryBudget === undefined ? {} : { memoryBudget: options.memoryBudget }),
+  });
   return { pipeline, transforms, received, samples };
 }
 
@@ -135,14 +146,12 @@ describe("the image handed to a text extractor", () => {
 
 describe("an embedded extractor's memory, reserved from the node's budget", () => {
   const MB = 1024 * 1024;
-  /** A pipeline whose extractor reserves `bytes` through its call options, then waits for `gate`. */
-  function reserving(bytes: number, budget?: { maxBytes: number; maxWaitMs: number }) {
+  /** A pipeline whose extractor reserves `bytes` through its call options, then waits for its gate. */
+  function reserving(bytes: number, memoryBudget?: { maxBytes: number; maxWaitMs: number }) {
     const gates: (() => void)[] = [];
     const offered: boolean[] = [];
-    const textExtractor: TextExtractor = {
-      models: ["reader"],
-      defaultModel: "reader",
-      lossless: true,
+    const { pipeline } = setup(true, {
+      memoryBudget,
       extract: async (_request, options) => {
         offered.push(options?.reserveMemory !== undefined);
         const release = (await options?.reserveMemory?.(bytes)) ?? (() => undefined);
@@ -153,19 +162,7 @@ describe("an embedded extractor's memory, reserved from the node's budget", () =
           release();
         }
       },
-    };
-    const pipeline = createImagePipeline(
-      memoryDeps(
-        {
-          name: "fake",
-          capabilities: { inputFormats: ["png"], outputFormats: ["png"], steps: [] },
-          probe: async () => ({ format: "png", width: 30, height: 20 }),
-          transform: async () => ({ data: fake("png", 30, 20), format: "png", width: 30, height: 20 }),
-        },
-        { models: { textExtractor } },
-      ),
-      budget === undefined ? {} : { memoryBudget: budget },
-    );
+    });
     return { pipeline, gates, offered };
   }
 
