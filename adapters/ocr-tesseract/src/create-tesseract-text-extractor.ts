@@ -523,13 +523,17 @@ export function createTesseractTextExtractor(
       ({ width, height } = straight.info);
     }
     await turn();
-    const horizontal = findRuleLines(grey, width, height, "horizontal");
+    // The text's line height before the rules are known (a ruled table's columns can count as
+    // one tall line, the median is the body text's): rules are longer than a few lines of text.
+    const lineHeight = estimateLineHeight(grey, width, height);
     await turn();
-    const rules = { horizontal, vertical: findRuleLines(grey, width, height, "vertical") };
+    const horizontal = findRuleLines(grey, width, height, "horizontal", { lineHeight });
+    await turn();
+    const rules = { horizontal, vertical: findRuleLines(grey, width, height, "vertical", { lineHeight }) };
     eraseRules(grey, width, height, rules);
     await turn();
-    const lineHeight = estimateLineHeight(grey, width, height);
-    const wanted = lineHeight === undefined ? fallbackFactor(width, height) : scaleFor(lineHeight);
+    const textLine = estimateLineHeight(grey, width, height);
+    const wanted = textLine === undefined ? fallbackFactor(width, height) : scaleFor(textLine);
     // Within 5 % of the text size wanted, the page is not resampled (and its rules not scaled:
     // until 2026-11-26 they were scaled by such a factor while the page was not).
     let factor = Math.abs(wanted - 1) > 0.05 ? wanted : 1;

@@ -127,17 +127,39 @@ function merge(found: Run[]): Rule[] {
   }));
 }
 
+/** The limits of {@link findRules}; each has a default. */
+export interface RuleOptions {
+  /** The shortest rule, px. */
+  minLength?: number;
+  /** The thickest rule, px. */
+  maxThickness?: number;
+  /**
+   * The page's text line height (px, as `estimateLineHeight` measures it), when known: rules
+   * shorter than {@link MIN_LENGTH_PER_LINE} lines are then strokes of larger print (a title's
+   * letters), not rules.
+   */
+  lineHeight?: number;
+}
+
+/**
+ * How many of the page's text lines long a rule is at least, when the line height is known (the
+ * ink's height: about 0.75 of the font size). A table's rule spans rows or cells of text: a row of
+ * text with its padding is 2 to 3 lines, and the document suite's rules are 9 or more lines long.
+ * A title's letters are not: an `l` three times the body's size is about 3 lines long.
+ */
+const MIN_LENGTH_PER_LINE = 4;
+
 /**
  * The ruling lines of a page: dark straight runs at least `minLength` px long (default: 8 % of the
- * page's smaller side, at least 40 px) and at most `maxThickness` px thick (default: a 60th of the smaller side, at least 8 px; thicker dark areas are
- * pictures or bold blocks, not rules). Text never has such runs: a letter's stroke is short.
+ * page's smaller side, at least 40 px and {@link MIN_LENGTH_PER_LINE} text lines) and at most
+ * `maxThickness` px thick (default: a 60th of the smaller side, at least 8 px; thicker dark areas
+ * are pictures or bold blocks, not rules), at least {@link MIN_LENGTH_PER_THICKNESS} times as long
+ * as thick, with paper along them. A letter's stroke fails one of these: in body text it is short;
+ * in large print it is thick for its length, or has the rest of its glyph beside it, or is short
+ * for the page's text lines. (Thin letters of large print on a page without smaller text are the
+ * case left: a light font's `l` above 40 px has none of these marks.)
  */
-export function findRules(
-  grey: Uint8Array,
-  width: number,
-  height: number,
-  options: { minLength?: number; maxThickness?: number } = {},
-): Rules {
+export function findRules(grey: Uint8Array, width: number, height: number, options: RuleOptions = {}): Rules {
   return {
     horizontal: findRuleLines(grey, width, height, "horizontal", options),
     vertical: findRuleLines(grey, width, height, "vertical", options),
@@ -150,13 +172,66 @@ export function findRuleLines(
   width: number,
   height: number,
   direction: "horizontal" | "vertical",
-  options: { minLength?: number; maxThickness?: number } = {},
+  options: RuleOptions = {},
 ): Rule[] {
-  const minLength = options.minLength ?? Math.max(40, Math.round(0.08 * Math.min(width, height)));
+  const minLength =
+    options.minLength ??
+    Math.max(
+      40,
+      Math.round(0.08 * Math.min(width, height)),
+      Math.round(MIN_LENGTH_PER_LINE * (options.lineHeight ?? 0)),
+    );
   const maxThickness = options.maxThickness ?? Math.max(8, Math.round(Math.min(width, height) / 60));
-  return merge(runs(grey, width, height, direction === "horizontal", minLength)).filter(
-    (rule) => rule.thickness <= maxThickness,
+  const horizontal = direction === "horizontal";
+  return merge(runs(grey, width, height, horizontal, minLength)).filter(
+    (rule) =>
+      rule.thickness <= maxThickness &&
+      rule.to - rule.from + 1 >= MIN_LENGTH_PER_THICKNESS * rule.thickness &&
+      besideInk(grey, width, height, horizontal, rule) <= MAX_INK_BESIDE,
   );
+}
+
+/**
+ * A rule is at least this many times as long as it is thick. A glyph's straight stroke is not: the
+ * stem of an `l` or the bar of a `T` is 6 to 10 times its thickness in regular and bold fonts (DejaVu
+ * and Liberation measured), and in large print (a title, a banner) it is long enough to pass
+ * `minLength`. The document suite's rules are 20 to several hundred times their thickness.
+ */
+const MIN_LENGTH_PER_THICKNESS = 12;
+
+/**
+ * The largest share of a rule's length that may have ink close beside it (see {@link besideInk}).
+ * A table's rule has paper along both sides, met only by the rules that cross it; the edge of a
+ * large glyph's stroke or bowl, which the run search also finds, has the rest of its glyph there.
+ */
+const MAX_INK_BESIDE = 0.5;
+
+/**
+ * The share of the positions along `rule` (rows of a vertical rule, columns of a horizontal one)
+ * with ink close beside it on either side: from 2 px beyond its edge (past the anti-aliasing its
+ * erasure also takes) to 3 thicknesses and 4 px beyond.
+ */
+function besideInk(grey: Uint8Array, width: number, height: number, horizontal: boolean, rule: Rule): number {
+  const first = Math.round(rule.at - (rule.thickness - 1) / 2);
+  const last = Math.round(rule.at + (rule.thickness - 1) / 2);
+  const reach = 3 * rule.thickness + 4;
+  const lines = horizontal ? height : width;
+  const near = [
+    [Math.max(0, first - reach), first - 2],
+    [last + 2, Math.min(lines - 1, last + reach)],
+  ] as const;
+  let inked = 0;
+  for (let position = rule.from; position <= rule.to; position += 1) {
+    let found = false;
+    for (const [from, to] of near) {
+      for (let line = from; line <= to && !found; line += 1) {
+        const value = horizontal ? grey[line * width + position]! : grey[position * width + line]!;
+        if (value <= INK) found = true;
+      }
+    }
+    if (found) inked += 1;
+  }
+  return inked / (rule.to - rule.from + 1);
 }
 
 /** Paints every rule white in place (with a 1 px margin for anti-aliased edges). */

@@ -67,6 +67,47 @@ describe("findRules", () => {
   });
 });
 
+describe("findRules: strokes of large print are not rules", () => {
+  const width = 200;
+  const height = 200;
+  /** A white page with the given dark rectangles (x, y, w, h). */
+  const draw = (...boxes: [number, number, number, number][]) => {
+    const grey = new Uint8Array(width * height).fill(250);
+    for (const [x, y, w, h] of boxes)
+      for (let row = y; row < y + h; row += 1) grey.fill(20, row * width + x, row * width + x + w);
+    return grey;
+  };
+  const vertical = (grey: Uint8Array, options = {}) =>
+    findRules(grey, width, height, options).vertical.map(({ at, thickness }) => ({ at, thickness }));
+
+  it("takes a line at least 12 times as long as thick, not a letter's stem", () => {
+    // 3 x 60 px: a rule; 6 x 60 px: the stem of an `l` in 80 px print.
+    expect(vertical(draw([40, 20, 3, 60]))).toEqual([{ at: 41, thickness: 3 }]);
+    expect(vertical(draw([40, 20, 6, 60]))).toEqual([]);
+  });
+
+  it("takes a line with paper along it, not one with ink close beside most of its length", () => {
+    const line: [number, number, number, number] = [40, 20, 1, 100];
+    expect(vertical(draw(line))).toEqual([{ at: 40, thickness: 1 }]);
+    // Specks 3 px to the right on 3 rows of 4 (the rest of a glyph beside the edge of its stroke).
+    const specks = Array.from({ length: 100 }, (_, row) => row)
+      .filter((row) => row % 4 !== 0)
+      .map((row): [number, number, number, number] => [44, 20 + row, 2, 1]);
+    expect(vertical(draw(line, ...specks))).toEqual([]);
+    // On 1 row of 4 (text or a crossing rule meeting it here and there), it stays a rule.
+    const few = Array.from({ length: 100 }, (_, row) => row)
+      .filter((row) => row % 4 === 0)
+      .map((row): [number, number, number, number] => [44, 20 + row, 2, 1]);
+    expect(vertical(draw(line, ...few))).toEqual([{ at: 40, thickness: 1 }]);
+  });
+
+  it("with the page's line height, takes only lines at least 4 text lines long", () => {
+    const grey = draw([40, 20, 1, 100]);
+    expect(vertical(grey, { lineHeight: 25 })).toEqual([{ at: 40, thickness: 1 }]);
+    expect(vertical(grey, { lineHeight: 26 })).toEqual([]);
+  });
+});
+
 describe("moveRules", () => {
   it("moves horizontal rules' rows by dy and their extent by dx, vertical rules the other way round", () => {
     const rules = {
