@@ -155,7 +155,7 @@ const MIN_LENGTH_PER_LINE = 4;
  * `maxThickness` px thick (default: a 60th of the smaller side, at least 8 px; thicker dark areas
  * are pictures or bold blocks, not rules), at least {@link MIN_LENGTH_PER_THICKNESS} times as long
  * as thick, with paper along them. A letter's stroke fails one of these: in body text it is short;
- * in large print it is thick for its length, or has the rest of its glyph beside it, or is short
+ * in large print it is thick for its length, or has the rest of its glyph along it, or is short
  * for the page's text lines. (Thin letters of large print on a page without smaller text are the
  * case left: a light font's `l` above 40 px has none of these marks.)
  */
@@ -187,7 +187,8 @@ export function findRuleLines(
     (rule) =>
       rule.thickness <= maxThickness &&
       rule.to - rule.from + 1 >= MIN_LENGTH_PER_THICKNESS * rule.thickness &&
-      besideInk(grey, width, height, horizontal, rule) <= MAX_INK_BESIDE,
+      inkAlong(grey, width, height, horizontal, rule, -1) <= MAX_INK_ALONG &&
+      inkAlong(grey, width, height, horizontal, rule, 1) <= MAX_INK_ALONG,
   );
 }
 
@@ -200,38 +201,35 @@ export function findRuleLines(
 const MIN_LENGTH_PER_THICKNESS = 12;
 
 /**
- * The largest share of a rule's length that may have ink close beside it (see {@link besideInk}).
- * A table's rule has paper along both sides, met only by the rules that cross it; the edge of a
- * large glyph's stroke or bowl, which the run search also finds, has the rest of its glyph there.
+ * The largest share of a rule's length along which ink may continue past its edge (see
+ * {@link inkAlong}). A table's rule has paper along both sides, met only by the rules that cross
+ * it (a double border's second line lies a gap of paper away); the edge of a large glyph's stroke
+ * or bowl, which the run search also finds, has the rest of its glyph right there.
  */
-const MAX_INK_BESIDE = 0.5;
+const MAX_INK_ALONG = 0.5;
 
 /**
  * The share of the positions along `rule` (rows of a vertical rule, columns of a horizontal one)
- * with ink close beside it on either side: from 2 px beyond its edge (past the anti-aliasing its
- * erasure also takes) to 3 thicknesses and 4 px beyond.
+ * where the pixel 2 px beyond its edge on `side` (-1: above or left), past the anti-aliasing its
+ * erasure also takes, is ink.
  */
-function besideInk(grey: Uint8Array, width: number, height: number, horizontal: boolean, rule: Rule): number {
-  const first = Math.round(rule.at - (rule.thickness - 1) / 2);
-  const last = Math.round(rule.at + (rule.thickness - 1) / 2);
-  const reach = 3 * rule.thickness + 4;
-  const lines = horizontal ? height : width;
-  const near = [
-    [Math.max(0, first - reach), first - 2],
-    [last + 2, Math.min(lines - 1, last + reach)],
-  ] as const;
-  let inked = 0;
+function inkAlong(
+  grey: Uint8Array,
+  width: number,
+  height: number,
+  horizontal: boolean,
+  rule: Rule,
+  side: -1 | 1,
+): number {
+  const edge = Math.round(side < 0 ? rule.at - (rule.thickness - 1) / 2 : rule.at + (rule.thickness - 1) / 2);
+  const line = edge + 2 * side;
+  if (line < 0 || line >= (horizontal ? height : width)) return 0;
+  let ink = 0;
   for (let position = rule.from; position <= rule.to; position += 1) {
-    let found = false;
-    for (const [from, to] of near) {
-      for (let line = from; line <= to && !found; line += 1) {
-        const value = horizontal ? grey[line * width + position]! : grey[position * width + line]!;
-        if (value <= INK) found = true;
-      }
-    }
-    if (found) inked += 1;
+    const value = horizontal ? grey[line * width + position]! : grey[position * width + line]!;
+    if (value <= INK) ink += 1;
   }
-  return inked / (rule.to - rule.from + 1);
+  return ink / (rule.to - rule.from + 1);
 }
 
 /** Paints every rule white in place (with a 1 px margin for anti-aliased edges). */
