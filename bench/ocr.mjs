@@ -1,5 +1,5 @@
 // OCR accuracy, time and memory, side by side in one run, on the documents of the OCR suite
-// (OCR_DOCUMENT_SUITE: 21 documents rendered from known text, each at two sizes, 1000-3000 px):
+// (OCR_DOCUMENT_SUITE: 22 documents rendered from known text, each at two sizes, 1000-3000 px):
 // - cli: Debian's `tesseract` 5 CLI (package tesseract-ocr, installed here when missing), page
 //   segmentation mode 3, pinned to one thread (OMP_THREAD_LIMIT=1), plain text on stdout;
 // - library: the built @pixport/ocr-tesseract extractor in a child process, one warm worker;

@@ -1,7 +1,8 @@
 /**
  * Stretches the contrast of a greyscale page in place, linearly: the grey level below which
  * `lower` of the pixels lie becomes black, the one below which `upper` lie becomes white (clipped
- * outside). Uses a histogram and a 256-entry table on the 8-bit grey pixels; a page whose levels
+ * outside), except that a light background tone (a grey level of 128 or more holding 1 % of the
+ * page) is never stretched below three quarters of the white point. Uses a histogram and a 256-entry table on the 8-bit grey pixels; a page whose levels
  * span at most two grey levels is left alone.
  *
  * It replaced sharp's `normalise()`, which goes through LAB (a float pass over the whole page) and
@@ -12,8 +13,17 @@
  */
 export function stretchContrast(grey: Uint8Array, lower: number, upper: number): void {
   const histogram = levels(grey);
-  const low = percentile(histogram, grey.length, lower);
+  let low = percentile(histogram, grey.length, lower);
   const high = percentile(histogram, grey.length, upper);
+  // A light tone covering part of the page (a table's striped rows, a grey panel, a code block's
+  // background) is paper, not ink: on a page with little text the lower percentile can fall on it,
+  // and it went black with the text on it. The black point is lowered so that such a tone keeps
+  // at least KEEP_LIGHT of the way from black to white.
+  for (let level = LIGHT; level < high; level++) {
+    if (histogram[level]! >= grey.length * TONE) {
+      low = Math.min(low, Math.max(0, Math.floor((level - KEEP_LIGHT * high) / (1 - KEEP_LIGHT))));
+    }
+  }
   if (high - low <= 2) return;
   const table = new Uint8Array(256);
   const scale = 255 / (high - low);
@@ -22,6 +32,15 @@ export function stretchContrast(grey: Uint8Array, lower: number, upper: number):
   }
   for (let index = 0; index < grey.length; index++) grey[index] = table[grey[index]!]!;
 }
+
+/** Grey levels at or above this are light: ink is darker. */
+const LIGHT = 128;
+
+/** A light level holding at least this share of the page's pixels is a background tone. */
+const TONE = 0.01;
+
+/** How far from black to white (of the white point) a background tone stays after the stretch. */
+const KEEP_LIGHT = 0.75;
 
 /**
  * The histogram of the grey levels, counted in four interleaved tables then summed: a page is

@@ -28,6 +28,31 @@ describe("stretchContrast", () => {
     expect(grey[9_999]).toBe(255); // 200
   });
 
+  it("keeps a light tone that covers part of the page light, where the lower percentile falls on it", () => {
+    // 10,000 px: 150 of ink at 0 (1.5 %), 2,000 of a striped table's grey band at 228, the rest
+    // paper at 255. The 2 % point is 228: by percentiles alone the band, text and all, went black.
+    // The black point comes down to where 228 stays 3/4 of the way to white: (228 - 0.75 * 255) /
+    // 0.25 = 147, so the band becomes (228 - 147) * 255 / 108 = 191.
+    const grey = page(10_000, 255, [
+      [0, 150],
+      [228, 2_000],
+    ]);
+    stretchContrast(grey, 0.02, 0.99);
+    expect(grey[0]).toBe(0);
+    expect(grey[150]).toBe(191);
+    expect(grey[9_999]).toBe(255);
+    // Under 1 % of the page, a light level is not a tone: the percentile's black point stands.
+    // (1.5 % at 0 and 0.4 % at 200 put the 2 % point on 228, which holds 0.9 %.)
+    const sparse = page(10_000, 255, [
+      [0, 150],
+      [200, 40],
+      [228, 90],
+    ]);
+    stretchContrast(sparse, 0.02, 0.99);
+    expect(sparse[150]).toBe(0); // 200, below the black point 228
+    expect(sparse[200]).toBe(0); // 228, the black point
+  });
+
   it("counts every pixel, the last ones of a page whose size is not a multiple of four too", () => {
     // 103 px: 100 at 200, then 3 at 10 (2.9 %): the black point is 10 only if the last 3 count.
     const grey = new Uint8Array(103).fill(200);
