@@ -11,8 +11,15 @@ import { z } from "zod";
 import { stretchContrast } from "./contrast.js";
 import { measureSkew } from "./deskew.js";
 import { findGrids } from "./grid.js";
-import { inkBounds } from "./ink.js";
-import { layoutToMarkdown, layoutToPlain, type OcrBlock, type OcrBox, type OcrWord } from "./layout.js";
+import { inkBounds, unreadInk } from "./ink.js";
+import {
+  layoutToMarkdown,
+  layoutToPlain,
+  type OcrBlock,
+  type OcrBox,
+  type OcrLine,
+  type OcrWord,
+} from "./layout.js";
 import { estimateLineHeight, scaleFor, TARGET_LINE_HEIGHT } from "./line-height.js";
 import {
   checkNativeTesseract,
@@ -184,6 +191,64 @@ function blank(page: GreyPage, regions: readonly Region[]): void {
       page.grey.fill(255, start, start + region.width);
     }
   }
+}
+
+/** At most this many regions of unread ink are read again per page (each is a read). */
+const MAX_UNREAD_REGIONS = 6;
+
+/** A word read from unread ink is kept at this confidence (0..100) or more: not a picture's noise. */
+const MIN_RECOVERED_CONFIDENCE = 70;
+
+/**
+ * `blocks` with each of `words` added to the line it stands on (the line its box overlaps most
+ * vertically, by at least half the shorter height), in reading order along it; words on no line
+ * become lines of a block of their own, placed by their top.
+ */
+export function withWords(blocks: readonly OcrBlock[], words: readonly OcrWord[]): OcrBlock[] {
+  if (words.length === 0) return [...blocks];
+  const lines = blocks.flatMap((block) => block.paragraphs.flatMap((paragraph) => paragraph.lines));
+  const added = new Map<OcrLine, OcrWord[]>();
+  const alone: OcrWord[] = [];
+  for (const word of words) {
+    let best: OcrLine | undefined;
+    let bestOverlap = 0;
+    for (const line of lines) {
+      const overlap = Math.min(line.bbox.y1, word.bbox.y1) - Math.max(line.bbox.y0, word.bbox.y0);
+      const shorter = Math.min(line.bbox.y1 - line.bbox.y0, word.bbox.y1 - word.bbox.y0);
+      if (overlap >= 0.5 * shorter && overlap > bestOverlap) {
+        best = line;
+        bestOverlap = overlap;
+      }
+    }
+    if (best === undefined) alone.push(word);
+    else added.set(best, [...(added.get(best) ?? []), word]);
+  }
+  const merged = blocks.map((block) => ({
+    paragraphs: block.paragraphs.map((paragraph) => ({
+      lines: paragraph.lines.map((line) => {
+        const extra = added.get(line);
+        if (extra === undefined) return line;
+        const all = [...line.words, ...extra].sort((a, b) => a.bbox.x0 - b.bbox.x0);
+        return {
+          ...line,
+          words: all,
+          bbox: {
+            x0: Math.min(line.bbox.x0, ...extra.map((word) => word.bbox.x0)),
+            y0: line.bbox.y0,
+            x1: Math.max(line.bbox.x1, ...extra.map((word) => word.bbox.x1)),
+            y1: line.bbox.y1,
+          },
+        };
+      }),
+    })),
+  }));
+  if (alone.length === 0) return merged;
+  // Words on no line: one line each, in a block placed by its top.
+  const sorted = [...alone].sort((a, b) => a.bbox.y0 - b.bbox.y0 || a.bbox.x0 - b.bbox.x0);
+  const block: OcrBlock = {
+    paragraphs: [{ lines: sorted.map((word) => ({ words: [word], bbox: word.bbox })) }],
+  };
+  return withTables(merged, [{ top: sorted[0]!.bbox.y0, blocks: [block] }]);
 }
 
 /** The top of a block's first line (Infinity for a block without lines). */
@@ -731,7 +796,48 @@ export function createTesseractTextExtractor(
         width: input.width,
         height: input.height,
       };
-      const blocks = withTables(await Promise.race([worker.readPage(input, area), deadline]), tables);
+      const pageBlocks = await Promise.race([worker.readPage(input, area), deadline]);
+      // Text the page layout dropped (a contents page's numbers far right of their titles) is
+      // read in a second pass over the ink no word covers, and its words join their lines.
+      const pageBoxes = pageBlocks.flatMap((block) =>
+        block.paragraphs.flatMap((paragraph) =>
+          paragraph.lines.flatMap((line) => line.words.map((w) => w.bbox)),
+        ),
+      );
+      const unread = unreadInk(input, area, pageBoxes, {
+        cell: TARGET_LINE_HEIGHT / 5,
+        minHeight: 0.5 * TARGET_LINE_HEIGHT,
+        maxHeight: 2.5 * TARGET_LINE_HEIGHT,
+        join: 1.5 * TARGET_LINE_HEIGHT,
+        limit: MAX_UNREAD_REGIONS,
+      });
+      const recovered: OcrWord[] = [];
+      if (unread.length > 0) {
+        // The words read are painted out first, so a region holds only what was dropped.
+        blank(
+          input,
+          pageBoxes.map((box) =>
+            clip(input, {
+              left: box.x0 - 2,
+              top: box.y0 - 2,
+              width: box.x1 - box.x0 + 5,
+              height: box.y1 - box.y0 + 5,
+            }),
+          ),
+        );
+        for (const region of unread) {
+          const found = await Promise.race([worker.readBlock(input, region), deadline]);
+          recovered.push(
+            ...found
+              .flatMap((block) => block.paragraphs.flatMap((p) => p.lines.flatMap((l) => l.words)))
+              .filter(
+                (word) =>
+                  (word.confidence ?? 0) >= MIN_RECOVERED_CONFIDENCE && /[\p{L}\p{N}]/u.test(word.text),
+              ),
+          );
+        }
+      }
+      const blocks = withTables(withWords(pageBlocks, recovered), tables);
       release(worker);
       return { blocks, rules, tableWords };
     } catch (error) {

@@ -49,3 +49,122 @@ export function inkBounds(
   const y1 = Math.min(height - 1, bottom + margin);
   return { left: x0, top: y0, width: x1 - x0 + 1, height: y1 - y0 + 1 };
 }
+
+/**
+ * The regions of a greyscale page with ink that no box of `read` covers: text tesseract's page
+ * layout dropped (the page numbers of a table of contents, far from their titles, are the case
+ * measured). The page is looked at in square cells of `cell` px; cells with ink outside every
+ * read box (grown by 2 px) are joined into components, each component's bounds must be text-sized
+ * (`minHeight`..`maxHeight` tall), and components closer than `join` px are read together. At
+ * most `limit` regions, each grown by `cell` px and clipped to `area`.
+ */
+export function unreadInk(
+  page: { grey: Uint8Array; width: number; height: number },
+  area: Region,
+  read: readonly { x0: number; y0: number; x1: number; y1: number }[],
+  options: { cell: number; minHeight: number; maxHeight: number; join: number; limit: number },
+  threshold = 128,
+): Region[] {
+  const { grey, width } = page;
+  const { cell } = options;
+  const columns = Math.ceil(area.width / cell);
+  const rows = Math.ceil(area.height / cell);
+  // A pixel inside a read box grown by 2 px (a box is tight around its glyphs' ink) was read.
+  const ink = new Uint8Array(columns * rows);
+  for (let row = 0; row < rows; row++) {
+    const top = area.top + row * cell;
+    const bottom = Math.min(area.top + area.height, top + cell);
+    const near = read.filter((box) => box.y1 + 2 >= top && box.y0 - 2 < bottom);
+    for (let y = top; y < bottom; y++) {
+      const start = y * width;
+      for (let x = area.left; x < area.left + area.width; x++) {
+        if (grey[start + x]! >= threshold) continue;
+        const column = Math.floor((x - area.left) / cell);
+        if (ink[row * columns + column] === 1) continue;
+        if (near.some((box) => x >= box.x0 - 2 && x <= box.x1 + 2 && y >= box.y0 - 2 && y <= box.y1 + 2)) {
+          continue;
+        }
+        ink[row * columns + column] = 1;
+      }
+    }
+  }
+  // Components of ink cells (8-connected), as boxes in page px.
+  const boxes: Region[] = [];
+  const seen = new Uint8Array(ink.length);
+  for (let start = 0; start < ink.length; start++) {
+    if (ink[start] === 0 || seen[start] === 1) continue;
+    let minColumn = columns;
+    let maxColumn = -1;
+    let minRow = rows;
+    let maxRow = -1;
+    const stack = [start];
+    seen[start] = 1;
+    while (stack.length > 0) {
+      const index = stack.pop()!;
+      const row = Math.floor(index / columns);
+      const column = index % columns;
+      minColumn = Math.min(minColumn, column);
+      maxColumn = Math.max(maxColumn, column);
+      minRow = Math.min(minRow, row);
+      maxRow = Math.max(maxRow, row);
+      for (let dy = -1; dy <= 1; dy++) {
+        for (let dx = -1; dx <= 1; dx++) {
+          const r = row + dy;
+          const c = column + dx;
+          if (r < 0 || c < 0 || r >= rows || c >= columns) continue;
+          const next = r * columns + c;
+          if (ink[next] === 1 && seen[next] === 0) {
+            seen[next] = 1;
+            stack.push(next);
+          }
+        }
+      }
+    }
+    const box = {
+      left: area.left + minColumn * cell,
+      top: area.top + minRow * cell,
+      width: (maxColumn - minColumn + 1) * cell,
+      height: (maxRow - minRow + 1) * cell,
+    };
+    if (box.height >= options.minHeight && box.height <= options.maxHeight) boxes.push(box);
+  }
+  // Components within `join` px of each other are read as one region (a column of page numbers).
+  const regions = joinRegions(boxes, options.join);
+  return regions.slice(0, options.limit).map((region) => {
+    const left = Math.max(area.left, region.left - cell);
+    const top = Math.max(area.top, region.top - cell);
+    const right = Math.min(area.left + area.width, region.left + region.width + cell);
+    const bottom = Math.min(area.top + area.height, region.top + region.height + cell);
+    return { left, top, width: right - left, height: bottom - top };
+  });
+}
+
+/** Merges regions closer than `gap` px (in both directions) until none are. */
+function joinRegions(regions: readonly Region[], gap: number): Region[] {
+  const out = regions.map((region) => ({ ...region }));
+  let merged = true;
+  while (merged) {
+    merged = false;
+    for (let i = 0; i < out.length && !merged; i++) {
+      for (let j = i + 1; j < out.length && !merged; j++) {
+        const a = out[i]!;
+        const b = out[j]!;
+        const apart =
+          Math.max(a.left, b.left) - Math.min(a.left + a.width, b.left + b.width) >= gap ||
+          Math.max(a.top, b.top) - Math.min(a.top + a.height, b.top + b.height) >= gap;
+        if (apart) continue;
+        const left = Math.min(a.left, b.left);
+        const top = Math.min(a.top, b.top);
+        out[i] = {
+          left,
+          top,
+          width: Math.max(a.left + a.width, b.left + b.width) - left,
+          height: Math.max(a.top + a.height, b.top + b.height) - top,
+        };
+        out.splice(j, 1);
+        merged = true;
+      }
+    }
+  }
+  return out.sort((a, b) => a.top - b.top || a.left - b.left);
+}

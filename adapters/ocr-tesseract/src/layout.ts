@@ -22,6 +22,8 @@ export interface OcrBox {
 export interface OcrWord {
   text: string;
   bbox: OcrBox;
+  /** Tesseract's confidence in the word, 0..100 (hOCR's `x_wconf`, tesseract.js's `confidence`). */
+  confidence?: number;
 }
 export interface OcrLine {
   words: readonly OcrWord[];

@@ -166,7 +166,9 @@ export function parseHocr(hocr: string, dx = 0, dy = 0): OcrBlock[] {
       if (bbox === undefined || end < 0) continue;
       // Tesseract may wrap a word in <strong>/<em> (font info); the text is what is left.
       const text = unescapeHtml(hocr.slice(tag.lastIndex, end).replace(/<[^>]*>/g, "")).trim();
-      if (text !== "") words.push({ text, bbox });
+      const confidence = /\bx_wconf (\d+)/.exec(title);
+      if (text !== "")
+        words.push({ text, bbox, ...(confidence === null ? {} : { confidence: Number(confidence[1]) }) });
     }
   }
   return blocks;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { inkBounds } from "../src/ink.js";
+import { inkBounds, unreadInk } from "../src/ink.js";
 
 /** A white page with the given dark rectangles. */
 function page(width: number, height: number, marks: { x: number; y: number; w: number; h: number }[]) {
@@ -64,5 +64,57 @@ describe("inkBounds", () => {
         height: y1 - y0 + 1,
       });
     }
+  });
+});
+
+describe("unreadInk", () => {
+  const options = { cell: 8, minHeight: 20, maxHeight: 100, join: 60, limit: 6 };
+  const whole = { left: 0, top: 0, width: 400, height: 300 };
+  const read = [{ x0: 20, y0: 22, x1: 119, y1: 47 }];
+
+  it("finds text-sized ink outside the read words, in cells, grown by a cell", () => {
+    const grey = page(400, 300, [
+      { x: 20, y: 22, w: 100, h: 26 }, // a word that was read
+      { x: 300, y: 22, w: 20, h: 28 }, // a number that was not
+    ]);
+    // The number's cells: columns 37-39 (296-319), rows 2-6 (16-55); grown by 8 px.
+    expect(unreadInk({ grey, width: 400, height: 300 }, whole, read, options)).toEqual([
+      { left: 288, top: 8, width: 40, height: 56 },
+    ]);
+    // Read, it is not ink to read again; nor is ink within 2 px of a read box (its anti-aliasing).
+    const edge = page(400, 300, [{ x: 20, y: 22, w: 102, h: 27 }]);
+    expect(unreadInk({ grey: edge, width: 400, height: 300 }, whole, read, options)).toEqual([]);
+  });
+
+  it("leaves specks and pictures, joins a column of numbers into one region, and stops at the limit", () => {
+    const grey = page(400, 300, [
+      { x: 200, y: 200, w: 3, h: 3 }, // a speck: one cell high
+      { x: 330, y: 120, w: 60, h: 150 }, // a picture: taller than maxHeight
+      { x: 300, y: 22, w: 20, h: 28 },
+      { x: 300, y: 100, w: 20, h: 28 }, // 40 px below the first: read with it
+    ]);
+    expect(unreadInk({ grey, width: 400, height: 300 }, whole, [], options)).toEqual([
+      { left: 288, top: 8, width: 40, height: 128 },
+    ]);
+    const many = page(
+      400,
+      300,
+      Array.from({ length: 8 }, (_, index) => ({
+        x: 10 + (index % 4) * 100,
+        y: 20 + Math.floor(index / 4) * 150,
+        w: 12,
+        h: 24,
+      })),
+    );
+    const found = unreadInk({ grey: many, width: 400, height: 300 }, whole, [], options);
+    expect(found).toHaveLength(6);
+    // In reading order: the first row's four, then the second row's first two.
+    expect(found.map((region) => region.top)).toEqual([8, 8, 8, 8, 160, 160]);
+  });
+
+  it("looks only inside the area it is given", () => {
+    const grey = page(400, 300, [{ x: 300, y: 22, w: 20, h: 28 }]);
+    const area = { left: 0, top: 0, width: 250, height: 300 };
+    expect(unreadInk({ grey, width: 400, height: 300 }, area, [], options)).toEqual([]);
   });
 });
