@@ -69,22 +69,34 @@ export function unreadInk(
   const { cell } = options;
   const columns = Math.ceil(area.width / cell);
   const rows = Math.ceil(area.height / cell);
-  // A pixel inside a read box grown by 2 px (a box is tight around its glyphs' ink) was read.
+  // A pixel inside a read box grown by 2 px (a box is tight around its glyphs' ink) was read. Each
+  // row's covered ranges go into two preallocated arrays: the loop over the ink allocates nothing
+  // (a closure per pixel grew V8's young generation by about 15 MB over the document suite).
   const ink = new Uint8Array(columns * rows);
+  const from = new Int32Array(read.length);
+  const to = new Int32Array(read.length);
+  const right = area.left + area.width;
   for (let row = 0; row < rows; row++) {
     const top = area.top + row * cell;
     const bottom = Math.min(area.top + area.height, top + cell);
-    const near = read.filter((box) => box.y1 + 2 >= top && box.y0 - 2 < bottom);
     for (let y = top; y < bottom; y++) {
+      let ranges = 0;
+      for (const box of read) {
+        if (y < box.y0 - 2 || y > box.y1 + 2) continue;
+        from[ranges] = box.x0 - 2;
+        to[ranges] = box.x1 + 2;
+        ranges++;
+      }
       const start = y * width;
-      for (let x = area.left; x < area.left + area.width; x++) {
+      for (let x = area.left; x < right; x++) {
         if (grey[start + x]! >= threshold) continue;
-        const column = Math.floor((x - area.left) / cell);
-        if (ink[row * columns + column] === 1) continue;
-        if (near.some((box) => x >= box.x0 - 2 && x <= box.x1 + 2 && y >= box.y0 - 2 && y <= box.y1 + 2)) {
-          continue;
+        const index = row * columns + Math.floor((x - area.left) / cell);
+        if (ink[index] === 1) continue;
+        let covered = false;
+        for (let range = 0; range < ranges && !covered; range++) {
+          covered = x >= from[range]! && x <= to[range]!;
         }
-        ink[row * columns + column] = 1;
+        if (!covered) ink[index] = 1;
       }
     }
   }
