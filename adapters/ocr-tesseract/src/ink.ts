@@ -140,6 +140,9 @@ export function unreadInk(
     };
     if (box.height >= options.minHeight && box.height <= options.maxHeight) boxes.push(box);
   }
+  // More text-sized pieces than that is a picture's texture, not dropped text (and joining them,
+  // quadratic in their number per merge, would take seconds).
+  if (boxes.length > MAX_PIECES) return [];
   // Components within `join` px of each other are read as one region (a column of page numbers).
   const regions = joinRegions(boxes, options.join);
   return regions.slice(0, options.limit).map((region) => {
@@ -150,6 +153,9 @@ export function unreadInk(
     return { left, top, width: right - left, height: bottom - top };
   });
 }
+
+/** The most unread pieces {@link unreadInk} joins into regions; a page with more has none. */
+const MAX_PIECES = 256;
 
 /** Merges regions closer than `gap` px (in both directions) until none are. */
 function joinRegions(regions: readonly Region[], gap: number): Region[] {

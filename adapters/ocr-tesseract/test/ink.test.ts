@@ -112,6 +112,24 @@ describe("unreadInk", () => {
     expect(found.map((region) => region.top)).toEqual([8, 8, 8, 8, 160, 160]);
   });
 
+  it("finds nothing on a page of more than 256 unread pieces (a picture's texture)", () => {
+    const width = 1200;
+    const height = 1200;
+    const spots = (count: number) =>
+      Array.from({ length: count }, (_, index) => ({
+        x: 8 + (index % 30) * 40,
+        y: 8 + Math.floor(index / 30) * 40,
+        w: 10,
+        h: 24,
+      }));
+    const area = { left: 0, top: 0, width, height };
+    const few = unreadInk({ grey: page(width, height, spots(256)), width, height }, area, [], options);
+    expect(few.length).toBeGreaterThan(0);
+    expect(unreadInk({ grey: page(width, height, spots(257)), width, height }, area, [], options)).toEqual(
+      [],
+    );
+  });
+
   it("looks only inside the area it is given", () => {
     const grey = page(400, 300, [{ x: 300, y: 22, w: 20, h: 28 }]);
     const area = { left: 0, top: 0, width: 250, height: 300 };
