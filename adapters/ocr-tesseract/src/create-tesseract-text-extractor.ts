@@ -206,7 +206,7 @@ const MIN_RECOVERED_CONFIDENCE = 70;
  */
 export function withWords(blocks: readonly OcrBlock[], words: readonly OcrWord[]): OcrBlock[] {
   if (words.length === 0) return [...blocks];
-  const lines = blocks.flatMap((block) => block.paragraphs.flatMap((paragraph) => paragraph.lines));
+  const lines = linesOf(blocks);
   const added = new Map<OcrLine, OcrWord[]>();
   const alone: OcrWord[] = [];
   for (const word of words) {
@@ -251,9 +251,15 @@ export function withWords(blocks: readonly OcrBlock[], words: readonly OcrWord[]
   return withTables(merged, [{ top: sorted[0]!.bbox.y0, blocks: [block] }]);
 }
 
+/** The lines of `blocks`, in order. */
+const linesOf = (blocks: readonly OcrBlock[]) =>
+  blocks.flatMap((block) => block.paragraphs.flatMap((paragraph) => paragraph.lines));
+
+/** The words of `blocks`, in order. */
+const wordsOf = (blocks: readonly OcrBlock[]) => linesOf(blocks).flatMap((line) => line.words);
+
 /** The top of a block's first line (Infinity for a block without lines). */
-const blockTop = (block: OcrBlock) =>
-  Math.min(...block.paragraphs.flatMap((paragraph) => paragraph.lines.map((line) => line.bbox.y0)));
+const blockTop = (block: OcrBlock) => Math.min(...linesOf([block]).map((line) => line.bbox.y0));
 
 /**
  * The page's blocks with each table's blocks put where the table stands: before the first page
@@ -783,9 +789,7 @@ export function createTesseractTextExtractor(
       for (const region of regions) {
         const table = await Promise.race([worker.readBlock(input, region), deadline]);
         tables.push({ top: region.top, blocks: table });
-        tableWords.push(
-          ...table.flatMap((block) => block.paragraphs.flatMap((p) => p.lines.flatMap((l) => l.words))),
-        );
+        tableWords.push(...wordsOf(table));
       }
       blank(input, regions);
       // The page pass reads the part of the page that has ink (tables blanked), with a margin of
@@ -799,11 +803,7 @@ export function createTesseractTextExtractor(
       const pageBlocks = await Promise.race([worker.readPage(input, area), deadline]);
       // Text the page layout dropped (a contents page's numbers far right of their titles) is
       // read in a second pass over the ink no word covers, and its words join their lines.
-      const pageBoxes = pageBlocks.flatMap((block) =>
-        block.paragraphs.flatMap((paragraph) =>
-          paragraph.lines.flatMap((line) => line.words.map((w) => w.bbox)),
-        ),
-      );
+      const pageBoxes = wordsOf(pageBlocks).map((word) => word.bbox);
       const unread = unreadInk(input, area, pageBoxes, {
         cell: TARGET_LINE_HEIGHT / 5,
         minHeight: 0.5 * TARGET_LINE_HEIGHT,
@@ -828,12 +828,9 @@ export function createTesseractTextExtractor(
         for (const region of unread) {
           const found = await Promise.race([worker.readBlock(input, region), deadline]);
           recovered.push(
-            ...found
-              .flatMap((block) => block.paragraphs.flatMap((p) => p.lines.flatMap((l) => l.words)))
-              .filter(
-                (word) =>
-                  (word.confidence ?? 0) >= MIN_RECOVERED_CONFIDENCE && /[\p{L}\p{N}]/u.test(word.text),
-              ),
+            ...wordsOf(found).filter(
+              (word) => (word.confidence ?? 0) >= MIN_RECOVERED_CONFIDENCE && /[\p{L}\p{N}]/u.test(word.text),
+            ),
           );
         }
       }
