@@ -1,3 +1,4 @@
+import type { OcrBox } from "./layout.js";
 import type { Region } from "./native.js";
 
 /**
@@ -56,12 +57,13 @@ export function inkBounds(
  * measured). The page is looked at in square cells of `cell` px; cells with ink outside every
  * read box (grown by 2 px) are joined into components, each component's bounds must be text-sized
  * (`minHeight`..`maxHeight` tall), and components closer than `join` px are read together. At
- * most `limit` regions, each grown by `cell` px and clipped to `area`.
+ * most `limit` regions, each grown by `cell` px and clipped to `area`; none when there are more than
+ * {@link MAX_PIECES} text-sized components (a picture's texture).
  */
 export function unreadInk(
   page: { grey: Uint8Array; width: number; height: number },
   area: Region,
-  read: readonly { x0: number; y0: number; x1: number; y1: number }[],
+  read: readonly OcrBox[],
   options: { cell: number; minHeight: number; maxHeight: number; join: number; limit: number },
   threshold = 128,
 ): Region[] {
