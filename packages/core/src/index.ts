@@ -194,6 +194,7 @@ export {
   type Logger,
   silentLogger,
 } from "./ports/logger.js";
+export type { MemoryReleaser } from "./ports/memory-releaser.js";
 export type { ModelPorts } from "./ports/models.js";
 export type { PlaceholderEncoder, PlaceholderPixels } from "./ports/placeholder-encoder.js";
 export type {

@@ -81,6 +81,7 @@ import type { ImageRepository } from "./ports/image-repository.js";
 import type { KeyStore } from "./ports/key-store.js";
 import type { LockService } from "./ports/lock-service.js";
 import { type Logger, silentLogger } from "./ports/logger.js";
+import type { MemoryReleaser } from "./ports/memory-releaser.js";
 import type { ModelPorts } from "./ports/models.js";
 import type { PlaceholderEncoder } from "./ports/placeholder-encoder.js";
 import type { QuotaStore } from "./ports/quota-store.js";
@@ -152,6 +153,12 @@ export interface ImagePipelineDeps {
    * Without one that operation answers `MODEL_NOT_CONFIGURED` (501).
    */
   backgroundRemover?: BackgroundRemover;
+  /**
+   * Gives the allocator's free memory back when the `memoryBudget` drains after a large job
+   * (`createAllocatorReleaser()` from `@pixport/allocator`). Without one (or without a budget)
+   * nothing is released: the allocator keeps what it keeps.
+   */
+  memoryReleaser?: MemoryReleaser;
 }
 
 /** Options of {@link createImagePipeline}, validated once at construction. */
@@ -376,7 +383,13 @@ export function createImagePipeline(
     testWatermark: settings.testWatermark ?? DEFAULT_TEST_WATERMARK,
     placeholders: deps.placeholders,
     variants: undefined,
-    memory: settings.memoryBudget === undefined ? undefined : createMemoryBudget(settings.memoryBudget),
+    memory:
+      settings.memoryBudget === undefined
+        ? undefined
+        : createMemoryBudget(
+            settings.memoryBudget,
+            deps.memoryReleaser === undefined ? undefined : () => void deps.memoryReleaser?.release(),
+          ),
     urlImport: {
       policy: createUrlImportPolicy(settings.urlImport),
       fetcher: deps.fetcher,

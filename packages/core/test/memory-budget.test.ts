@@ -91,4 +91,51 @@ describe("createMemoryBudget", () => {
     expect(budget.stats().waiting).toBe(0);
     release();
   });
+
+  it("calls onDrained once the budget stays empty for releaseAfterIdleMs, after a job of releaseAfterBytes or more", async () => {
+    let drained = 0;
+    const idle = () => new Promise((resolve) => setTimeout(resolve, 60));
+    const budget = createMemoryBudget(
+      { maxBytes: 100 * MB, maxWaitMs: 5_000, releaseAfterBytes: 10 * MB, releaseAfterIdleMs: 20 },
+      () => {
+        drained += 1;
+      },
+    );
+    // Small jobs alone never release.
+    (await budget.reserve(9 * MB, "image"))();
+    await idle();
+    expect(drained).toBe(0);
+    // A large job and a small one overlapping: released once, after the second of them ends.
+    const large = await budget.reserve(60 * MB, "image");
+    const small = await budget.reserve(5 * MB, "image");
+    large();
+    await idle();
+    expect(drained).toBe(0);
+    small();
+    expect(drained).toBe(0); // not at once: the budget must stay empty first
+    await idle();
+    expect(drained).toBe(1);
+    // A job reserving within the idle time puts the release off until the budget is empty again.
+    (await budget.reserve(20 * MB, "image"))();
+    const soon = await budget.reserve(1 * MB, "image");
+    await idle();
+    expect(drained).toBe(1);
+    soon();
+    await idle();
+    expect(drained).toBe(2);
+    // A job waiting for room keeps the budget from draining when the running one ends.
+    const first = await budget.reserve(80 * MB, "image");
+    const waiting = budget.reserve(30 * MB, "image");
+    first();
+    const second = await waiting;
+    await idle();
+    expect(drained).toBe(2);
+    second();
+    await idle();
+    expect(drained).toBe(3);
+    // The large jobs were counted once: the next small job alone does not release again.
+    (await budget.reserve(1 * MB, "image"))();
+    await idle();
+    expect(drained).toBe(3);
+  });
 });

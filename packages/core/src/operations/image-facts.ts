@@ -1,7 +1,7 @@
 import type { ImageFacts, ImageRecord } from "../image.js";
 import type { ImageSample } from "../ports/image-codec.js";
 import type { Caller, PipelineContext } from "./context.js";
-import { loadImageBytes, loadOwnedImage } from "./context.js";
+import { loadImageBytes, loadOwnedImage, withMemory } from "./context.js";
 
 /**
  * Side of the sample the facts are computed from. ThumbHash takes at most 100 x 100 and keeps only
@@ -162,7 +162,13 @@ export function createFactsScheduler(
         if (record === null || record.facts !== undefined) continue;
         const bytes = await context.blobStore.get(record.blobKey);
         if (bytes === null) continue;
-        const facts = await computeImageFacts(context, bytes, record.frames ?? 1);
+        // Decoding the image for its sample is a job of the memory budget like any other: bounded
+        // with the paying jobs, and a large one is followed by the budget's release of free memory.
+        const facts = await withMemory(
+          context,
+          { input: record, steps: [], field: "image", frames: record.frames },
+          () => computeImageFacts(context, bytes, record.frames ?? 1),
+        );
         if (facts !== undefined) await context.images.update(id, { facts });
       } catch (error) {
         context.logger.warn?.("could not compute the facts of an image", { id, error: String(error) });
