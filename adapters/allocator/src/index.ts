@@ -1,0 +1,1 @@
+export { type AllocatorReleaser, createAllocatorReleaser } from "./create-allocator-releaser.js";

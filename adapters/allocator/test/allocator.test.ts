@@ -1,0 +1,75 @@
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+/**
+ * The releaser against the real allocators: a child process frees about 180 MB between live
+ * buffers, which the allocator keeps (its RSS does not fall), then releases it. The machine needs
+ * Debian's libtcmalloc-minimal4 for the tcmalloc cases (`.ci/run` installs it).
+ */
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const TCMALLOC = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib"]
+  .map((dir) => path.join(dir, "libtcmalloc_minimal.so.4"))
+  .find((file) => existsSync(file));
+
+interface Outcome {
+  allocator: string;
+  start: number;
+  allocated: number;
+  before: number;
+  after: number;
+  shared: boolean;
+  stats: { releases: number; ms: number };
+}
+
+function fragment(kilobytes: number, preload?: string): Outcome {
+  const run = spawnSync(
+    process.execPath,
+    [
+      "--expose-gc",
+      "--conditions=pixport-source",
+      "--import",
+      "tsx",
+      "test/fixtures/fragment.ts",
+      String(kilobytes),
+    ],
+    {
+      cwd: path.resolve(here, ".."),
+      env: { ...process.env, LD_PRELOAD: preload ?? "" },
+      encoding: "utf8",
+      timeout: 60_000,
+    },
+  );
+  expect(run.stderr).toBe("");
+  expect(run.status).toBe(0);
+  return JSON.parse(run.stdout.trim().split("\n").at(-1) as string) as Outcome;
+}
+
+describe("createAllocatorReleaser", () => {
+  it("finds glibc in a plain node and gives its free memory back with malloc_trim", () => {
+    const outcome = fragment(32);
+    expect(outcome.allocator).toBe("glibc");
+    // glibc kept the freed buffers: the RSS stayed up after the collection...
+    expect(outcome.before).toBeGreaterThan(outcome.start + 150);
+    // ...until the release.
+    expect(outcome.before - outcome.after).toBeGreaterThan(150);
+    expect(outcome.shared).toBe(true);
+    expect(outcome.stats.releases).toBe(1);
+  });
+
+  it.each([32, 1024])(
+    "finds a preloaded tcmalloc and gives back its free spans (%i KB buffers)",
+    (kilobytes) => {
+      expect(TCMALLOC, "libtcmalloc_minimal.so.4 (apt-get install libtcmalloc-minimal4)").toBeDefined();
+      const outcome = fragment(kilobytes, TCMALLOC);
+      expect(outcome.allocator).toBe("tcmalloc");
+      expect(outcome.before).toBeGreaterThan(outcome.start + 150);
+      expect(outcome.before - outcome.after).toBeGreaterThan(150);
+      expect(outcome.shared).toBe(true);
+      expect(outcome.stats.releases).toBe(1);
+    },
+  );
+});
