@@ -185,6 +185,7 @@ export async function registerPixport(
     const placeholders = optional(c, Tokens.Placeholders);
     const variantSigner = optional(c, Tokens.VariantSigner);
     const variantCache = optional(c, Tokens.VariantCache);
+    const memoryReleaser = optional(c, Tokens.MemoryReleaser);
     return createImagePipeline(
       {
         ...deps,
@@ -194,6 +195,7 @@ export async function registerPixport(
         ...(fetcher === undefined ? {} : { fetcher }),
         ...(models === undefined ? {} : { models }),
         ...(backgroundRemover === undefined ? {} : { backgroundRemover }),
+        ...(memoryReleaser === undefined ? {} : { memoryReleaser }),
       },
       resolve(c, Tokens.PipelineOptions),
     );

@@ -13,6 +13,7 @@ import type {
   KeyStore,
   LockService,
   Logger,
+  MemoryReleaser,
   ModelPorts,
   PlaceholderEncoder,
   QuotaStore,
@@ -65,6 +66,11 @@ export const Tokens = {
   Models: token<ModelPorts>("ModelPorts"),
   /** Optional: the engine of remove-background. */
   BackgroundRemover: token<BackgroundRemover>("BackgroundRemover"),
+  /**
+   * Optional: gives the allocator's free memory back when the pipeline's memory budget drains after
+   * a large job (`createAllocatorReleaser()` from `@pixport/allocator`).
+   */
+  MemoryReleaser: token<MemoryReleaser>("MemoryReleaser"),
   /** Optional: the ThumbHash/BlurHash encoder of image metadata (`@pixport/placeholders`). */
   Placeholders: token<PlaceholderEncoder>("PlaceholderEncoder"),
   /** Optional: signs and verifies variant URLs (`createVariantSigner(keys)` from `@pixport/url-signer`). */

@@ -196,7 +196,12 @@ export async function startPixportServer(
   });
   const access = pinoLogger === undefined ? undefined : accessLogger(pinoLogger.pino);
   const metrics = resolved.metrics.enabled
-    ? createServerMetrics(pipeline, { token: resolved.metrics.token })
+    ? createServerMetrics(pipeline, {
+        token: resolved.metrics.token,
+        memoryReleaser: runtime.container.isRegistered(Tokens.MemoryReleaser, true)
+          ? resolve(runtime.container, Tokens.MemoryReleaser)
+          : undefined,
+      })
     : undefined;
   observe = (event) => {
     access?.(event);

@@ -220,6 +220,13 @@ export const serverConfigSchema = z
       .min(0)
       .default(64 * 1024 * 1024),
     /**
+     * Gives the allocator's free memory (glibc's or tcmalloc's) back to the system when the memory
+     * budget drains after a job of `memoryBudget.releaseAfterBytes` or more, and after each OCR
+     * page (`@pixport/allocator`). Env `PIXPORT_RELEASE_FREE_MEMORY` (`false`/`off`/`0` turns it
+     * off). @default true
+     */
+    releaseFreeMemory: z.boolean().default(true),
+    /**
      * The service's policies: `testRequestsPerMinute` (10), `liveRequestsPerMinute` (100),
      * `trialImagesPerMonth` (25), `testRetentionDays` (90), `onStoreOutage` (`fail-closed`).
      */
@@ -445,6 +452,10 @@ function fromEnvironment(environment: NodeJS.ProcessEnv): Record<string, unknown
   const sourceCacheBytes = environment.PIXPORT_SOURCE_CACHE_BYTES;
   if (sourceCacheBytes !== undefined && sourceCacheBytes !== "") {
     result.sourceCacheBytes = /^(false|off)$/i.test(sourceCacheBytes) ? 0 : Number(sourceCacheBytes);
+  }
+  const releaseFreeMemory = environment.PIXPORT_RELEASE_FREE_MEMORY;
+  if (releaseFreeMemory !== undefined && releaseFreeMemory !== "") {
+    result.releaseFreeMemory = !/^(0|false|off|no)$/i.test(releaseFreeMemory);
   }
   const memoryBytes = environment.PIXPORT_MEMORY_BUDGET_BYTES;
   if (memoryBytes !== undefined && memoryBytes !== "") {

@@ -3,6 +3,7 @@ import {
   type ImageCodec,
   type ImagePipeline,
   type Logger,
+  type MemoryReleaser,
   type ModelPorts,
 } from "@pixport/core";
 import { pipelineContext, uncheckedTransform } from "@pixport/core/internal";
@@ -71,7 +72,7 @@ export interface ServerMetrics extends Instrumentation {
  */
 export function createServerMetrics(
   pipeline: ImagePipeline,
-  options: { token?: string | undefined },
+  options: { token?: string | undefined; memoryReleaser?: MemoryReleaser | undefined },
 ): ServerMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "pixport_" });
@@ -135,6 +136,35 @@ export function createServerMetrics(
       collect() {
         this.set({ kind: "held" }, sourceCache.bytes);
         this.set({ kind: "bound" }, sourceCache.maxBytes);
+      },
+    });
+  }
+  // The allocator's free memory given back when the memory budget drains (`@pixport/allocator`).
+  const releaser = options.memoryReleaser as
+    | (MemoryReleaser & { stats?: () => { releases: number; ms: number } })
+    | undefined;
+  const releaseStats = releaser?.stats?.bind(releaser);
+  if (releaser !== undefined && releaseStats !== undefined) {
+    let counted = { releases: 0, ms: 0 };
+    new Counter({
+      name: "pixport_memory_releases_total",
+      help: "Times the allocator's free memory was given back to the system, by allocator.",
+      labelNames: ["allocator"] as const,
+      registers: [registry],
+      collect() {
+        const now = releaseStats();
+        this.inc({ allocator: releaser.allocator }, now.releases - counted.releases);
+        counted = { ...counted, releases: now.releases };
+      },
+    });
+    new Counter({
+      name: "pixport_memory_release_seconds_total",
+      help: "Time the allocator's releases took (on a libuv thread, not the event loop).",
+      registers: [registry],
+      collect() {
+        const now = releaseStats();
+        this.inc((now.ms - counted.ms) / 1000);
+        counted = { ...counted, ms: now.ms };
       },
     });
   }

@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
+import { createAllocatorReleaser } from "@pixport/allocator";
 import {
   container,
   type DependencyContainer,
@@ -223,6 +224,10 @@ export async function createPixportRuntime(
   // URL import: own-storage URLs are read from the public store; others go through the SSRF-safe
   // fetcher (public addresses only, pinned connections, manual redirects).
   give(Tokens.Fetcher, () => options.imageFetcher ?? createNodeImageFetcher());
+  // The allocator's free memory goes back to the system when the memory budget drains after a
+  // large job (an upload or OCR page of megapixels): see `memoryBudget.releaseAfterBytes`.
+  if (config.releaseFreeMemory && !scope.isRegistered(Tokens.MemoryReleaser, true))
+    give(Tokens.MemoryReleaser, () => createAllocatorReleaser());
   if (!scope.isRegistered(Tokens.Models, true)) {
     // Model-backed operations: OpenAI-compatible providers from the `models` registry;
     // extract-formatted-text falls back to the embedded offline tesseract extractor, whose
@@ -234,7 +239,16 @@ export async function createPixportRuntime(
         : (await import("@pixport/vision-openai")).createOpenAiModels({ registry: config.models, logger });
     const embeddedExtractor =
       config.models?.defaults.extract === undefined
-        ? createTesseractTextExtractor({ ...config.ocr, engine: config.ocrEngine })
+        ? createTesseractTextExtractor({
+            ...config.ocr,
+            engine: config.ocrEngine,
+            // With a memory budget the pipeline releases once the node is idle (the pages are jobs
+            // of the budget); without one, the extractor releases after each page itself.
+            memoryReleaser:
+              config.memoryBudget === false && scope.isRegistered(Tokens.MemoryReleaser, true)
+                ? resolve(scope, Tokens.MemoryReleaser)
+                : false,
+          })
         : undefined;
     if (embeddedExtractor !== undefined) {
       owned.push(embeddedExtractor);
