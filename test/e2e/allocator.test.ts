@@ -107,6 +107,17 @@ describe("pixport-serve: the prebuilt server's allocator", () => {
     });
     expect(read.status).toBe(201);
     expect(read.json.content).toContain("system malloc");
+    // V8's young generation is capped on the default start too.
+    const environment = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
+    expect(environment.find((entry) => entry.startsWith("NODE_OPTIONS="))).toContain(
+      "--max-semi-space-size=1",
+    );
+    // tcmalloc's free memory goes back to the system once the server is idle after a large job
+    // (a 1600 x 1200 upload: about 50 MB against the memory budget; @pixport/allocator).
+    await upload(node.url, key, await photo(1600, 1200));
+    await expect
+      .poll(async () => (await fetch(`${node.url}/metrics`)).text(), { timeout: 5_000 })
+      .toMatch(/^pixport_memory_releases_total\{allocator="tcmalloc"\} [1-9]/m);
     const children = childProcesses({ name: "tesseract" }, pid);
     expect(children.length).toBeGreaterThan(0);
     for (const child of children) {
