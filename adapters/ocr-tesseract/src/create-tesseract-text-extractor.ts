@@ -127,9 +127,11 @@ export const tesseractTextExtractorOptionsSchema = z
     /**
      * Gives the allocator's free memory back to the system after each page (a page decodes to
      * tens of MB that glibc or tcmalloc would otherwise keep for reuse): a {@link MemoryReleaser},
-     * or `false` for none. The prebuilt server passes the one its pipeline releases with. Measured
-     * on the OCR suite with the native engine, the library's process peaked about 15 MB lower
-     * (BENCHMARKS.md, "OCR"). @default `createAllocatorReleaser()` from `@pixport/allocator`
+     * or `false` for none (the prebuilt server passes `false` when its pipeline's memory budget
+     * releases once the node is idle). Reading the OCR suite with the native engine, the library's
+     * process tree peaked at 159-174 MB with it (and tesseract.js loaded only by a wasm worker),
+     * against 186-214 MB before (BENCHMARKS.md, "OCR", ninth session).
+     * @default `createAllocatorReleaser()` from `@pixport/allocator`
      */
     memoryReleaser: z
       .union([

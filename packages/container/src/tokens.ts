@@ -67,8 +67,8 @@ export const Tokens = {
   /** Optional: the engine of remove-background. */
   BackgroundRemover: token<BackgroundRemover>("BackgroundRemover"),
   /**
-   * Optional: gives the allocator's free memory back when the pipeline's memory budget drains after
-   * a large job (`createAllocatorReleaser()` from `@pixport/allocator`).
+   * Optional: gives the allocator's free memory back once the pipeline's memory budget has been
+   * idle after a large job (`createAllocatorReleaser()` from `@pixport/allocator`).
    */
   MemoryReleaser: token<MemoryReleaser>("MemoryReleaser"),
   /** Optional: the ThumbHash/BlurHash encoder of image metadata (`@pixport/placeholders`). */

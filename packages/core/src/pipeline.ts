@@ -154,9 +154,10 @@ export interface ImagePipelineDeps {
    */
   backgroundRemover?: BackgroundRemover;
   /**
-   * Gives the allocator's free memory back when the `memoryBudget` drains after a large job
-   * (`createAllocatorReleaser()` from `@pixport/allocator`). Without one (or without a budget)
-   * nothing is released: the allocator keeps what it keeps.
+   * Gives the allocator's free memory back once the `memoryBudget` has stayed empty for
+   * `releaseAfterIdleMs` after a job of `releaseAfterBytes` or more (`createAllocatorReleaser()`
+   * from `@pixport/allocator`). Without one (or without a budget) nothing is released: the
+   * allocator keeps what it keeps.
    */
   memoryReleaser?: MemoryReleaser;
 }

@@ -220,10 +220,11 @@ export const serverConfigSchema = z
       .min(0)
       .default(64 * 1024 * 1024),
     /**
-     * Gives the allocator's free memory (glibc's or tcmalloc's) back to the system when the memory
-     * budget drains after a job of `memoryBudget.releaseAfterBytes` or more, and after each OCR
-     * page (`@pixport/allocator`). Env `PIXPORT_RELEASE_FREE_MEMORY` (`false`/`off`/`0` turns it
-     * off). @default true
+     * Gives the allocator's free memory (glibc's or tcmalloc's) back to the system once the memory
+     * budget has stayed empty for `memoryBudget.releaseAfterIdleMs` after a job of
+     * `releaseAfterBytes` or more; with the budget off, after each embedded OCR page
+     * (`@pixport/allocator`). Env `PIXPORT_RELEASE_FREE_MEMORY` (`false`/`off`/`0` turns it off).
+     * @default true
      */
     releaseFreeMemory: z.boolean().default(true),
     /**

@@ -139,7 +139,7 @@ export function createServerMetrics(
       },
     });
   }
-  // The allocator's free memory given back when the memory budget drains (`@pixport/allocator`).
+  // The allocator's free memory given back once the memory budget is idle (`@pixport/allocator`).
   const releaser = options.memoryReleaser as
     | (MemoryReleaser & { stats?: () => { releases: number; ms: number } })
     | undefined;

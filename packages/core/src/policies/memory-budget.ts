@@ -3,6 +3,9 @@ import { ErrorCodes, ImagePipelineError, validationError } from "../errors.js";
 import { rotatedSize, type Size, stepOutputSize } from "../transforms/plan.js";
 import type { TransformStep } from "../transforms/steps.js";
 
+const DEFAULT_RELEASE_AFTER_BYTES = 8 * 1024 * 1024;
+const DEFAULT_RELEASE_AFTER_IDLE_MS = 100;
+
 /**
  * The memory budget of one node: every image job declares the pixel memory it can peak at
  * (estimated from the header and the steps, before anything is decoded) and runs only while the
@@ -13,9 +16,6 @@ import type { TransformStep } from "../transforms/steps.js";
  * The default, 1 GiB of pixel buffers, is sized for a 2 GB host: the rest holds Node, the codec's
  * caches, upload bodies and the allocator's slack.
  */
-const DEFAULT_RELEASE_AFTER_BYTES = 8 * 1024 * 1024;
-const DEFAULT_RELEASE_AFTER_IDLE_MS = 100;
-
 export const memoryBudgetOptionsSchema = z
   .object({
     /** Pixel memory of the jobs running at once, bytes. @default 1 GiB */

@@ -4,8 +4,9 @@
  * allocators keep freed memory for reuse: glibc in its arenas, tcmalloc in its page heap. That is
  * right under a steady load and wrong for a host that reads a large image now and then (an OCR
  * host): its resident memory stays at the sum of what every job left behind. The pipeline calls
- * {@link MemoryReleaser.release} when its memory budget drains (no job running) after a job of at
- * least `memoryBudget.releaseAfterBytes`; `@pixport/allocator` implements it.
+ * {@link MemoryReleaser.release} once its memory budget has stayed empty (no job running or
+ * waiting) for `memoryBudget.releaseAfterIdleMs` after a job of at least
+ * `memoryBudget.releaseAfterBytes`; `@pixport/allocator` implements it.
  */
 export interface MemoryReleaser {
   /** The allocator it releases memory of (`glibc`, `tcmalloc`), or `none` where it does nothing. */
