@@ -9,9 +9,10 @@ export interface AllocatorReleaser extends MemoryReleaser {
 }
 
 /**
- * The allocator of this process: tcmalloc when a `libtcmalloc` is mapped into it (preloaded, as
- * the prebuilt server's launcher does), else glibc's malloc when Node runs on glibc, else `none`
- * (musl, macOS, Windows: nothing to call). Returns the library's path for tcmalloc.
+ * The allocator of this process, from the libraries mapped into it: tcmalloc when a `libtcmalloc`
+ * is (preloaded, as the prebuilt server's launcher does), else glibc's malloc when Node runs on
+ * glibc, else `none` (musl, macOS, Windows: nothing to call). Returns the library's path for
+ * tcmalloc.
  */
 function detectAllocator(): { allocator: AllocatorReleaser["allocator"]; library?: string } {
   if (process.platform !== "linux") return { allocator: "none" };
@@ -23,9 +24,8 @@ function detectAllocator(): { allocator: AllocatorReleaser["allocator"]; library
   }
   const tcmalloc = /\s(\/\S*\/libtcmalloc[^/\s]*\.so[.\d]*)$/m.exec(maps)?.[1];
   if (tcmalloc !== undefined) return { allocator: "tcmalloc", library: tcmalloc };
-  const header = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)
-    ?.header;
-  return { allocator: header?.glibcVersionRuntime === undefined ? "none" : "glibc" };
+  // glibc's C library is mapped as libc.so.6 (musl's as ld-musl-*.so.1).
+  return { allocator: /\/libc\.so\.6$/m.test(maps) ? "glibc" : "none" };
 }
 
 /**
