@@ -25,7 +25,6 @@ export {
 export {
   ANIMATED_FORMATS,
   FILE_EXTENSIONS,
-  formatHasAlpha,
   IMAGE_FORMATS,
   IMAGE_ID_PATTERN,
   type Image,

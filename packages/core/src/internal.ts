@@ -17,7 +17,14 @@ export {
   constantTimeEqual,
   randomString,
 } from "./ids.js";
-export { acceptedFormats, blobKeyFor, describeUnsupportedImage, FORMAT_LIST, toImage } from "./image.js";
+export {
+  acceptedFormats,
+  blobKeyFor,
+  describeUnsupportedImage,
+  FORMAT_LIST,
+  formatHasAlpha,
+  toImage,
+} from "./image.js";
 export { NOT_KEPT, SourceCache } from "./kept-sources.js";
 export { compareNewestFirst, paginate } from "./memory/paginate.js";
 export type { PipelineContext } from "./operations/context.js";
