@@ -58,6 +58,10 @@ export {
   type RateLimiterConformanceOptions,
 } from "./conformance/limits.js";
 export {
+  describeMemoryReleaserConformance,
+  type MemoryReleaserConformanceOptions,
+} from "./conformance/memory-releaser.js";
+export {
   describeTextExtractorConformance,
   type TextExtractorConformanceCapabilities,
   type TextExtractorConformanceContext,
