@@ -139,22 +139,24 @@ export function createServerMetrics(
       },
     });
   }
-  // The allocator's free memory given back once the memory budget is idle (`@pixport/allocator`).
+  // The allocator's free memory given back once the memory budget is idle (`@pixport/allocator`):
+  // its releaser's running totals, turned into counter increments at scrape time.
   const releaser = options.memoryReleaser as
     | (MemoryReleaser & { stats?: () => { releases: number; ms: number } })
     | undefined;
-  const releaseStats = releaser?.stats?.bind(releaser);
-  if (releaser !== undefined && releaseStats !== undefined) {
-    let counted = { releases: 0, ms: 0 };
+  if (releaser?.stats !== undefined) {
+    const stats = () => (releaser.stats as () => { releases: number; ms: number })();
+    let countedReleases = 0;
+    let countedMs = 0;
     new Counter({
       name: "pixport_memory_releases_total",
       help: "Times the allocator's free memory was given back to the system, by allocator.",
       labelNames: ["allocator"] as const,
       registers: [registry],
       collect() {
-        const now = releaseStats();
-        this.inc({ allocator: releaser.allocator }, now.releases - counted.releases);
-        counted = { ...counted, releases: now.releases };
+        const { releases } = stats();
+        this.inc({ allocator: releaser.allocator }, releases - countedReleases);
+        countedReleases = releases;
       },
     });
     new Counter({
@@ -162,9 +164,9 @@ export function createServerMetrics(
       help: "Time the allocator's releases took (on a libuv thread, not the event loop).",
       registers: [registry],
       collect() {
-        const now = releaseStats();
-        this.inc((now.ms - counted.ms) / 1000);
-        counted = { ...counted, ms: now.ms };
+        const { ms } = stats();
+        this.inc((ms - countedMs) / 1000);
+        countedMs = ms;
       },
     });
   }
