@@ -94,6 +94,24 @@ describe("sharp codec specifics", () => {
   const transform = (request: Partial<TransformRequest> & Pick<TransformRequest, "input">) =>
     codec.transform({ steps: [], output, limits, ...request });
 
+  it("sample: a 16-bit alpha channel is read at 16 bits (65534 is not opaque, 65535 is)", async () => {
+    const sampler = createSharpCodec();
+    const png16 = (alphaOfOne: number) => {
+      const width = 300;
+      const height = 200;
+      const pixels = new Uint16Array(width * height * 4).fill(65535);
+      pixels[(150 * width + 200) * 4 + 3] = alphaOfOne;
+      return sharp(pixels, { raw: { width, height, channels: 4 } })
+        .toColourspace("rgb16")
+        .png()
+        .toBuffer();
+    };
+    const almost = await png16(65534);
+    expect((await sharp(almost).metadata()).depth, "the fixture is 16-bit").toBe("ushort");
+    expect((await sampler.sample!(almost, 32, limits)).hasAlpha).toBe(true);
+    expect((await sampler.sample!(await png16(65535), 32, limits)).hasAlpha).toBe(false);
+  });
+
   it("refuses non-Uint8Array inputs with a TypeError that names what it received", async () => {
     await expect(transform({ input: "/etc/passwd" as never })).rejects.toThrow(
       "Expected Uint8Array for input, received string",

@@ -387,6 +387,14 @@ export function describeImageCodecFormats(name: string, codec: () => ImageCodec)
         "png",
       );
       expect((await sample(translucent, 100, LIMITS)).hasAlpha).toBe(true);
+      // One pixel short of opaque in 80,000: too small to show in a 100 px sample, still alpha.
+      const onePixel = await encodePixels(
+        paintPixels(400, 200, (x, y) =>
+          x === 301 && y === 77 ? { ...Colors.blue, alpha: 254 / 255 } : Colors.blue,
+        ),
+        "png",
+      );
+      expect((await sample(onePixel, 100, LIMITS)).hasAlpha, "one pixel at alpha 254").toBe(true);
       const tiny = await sample(await encodePixels(frame(8, 6, Colors.green), "png"), 100, LIMITS);
       expect([tiny.width, tiny.height], "never enlarged").toEqual([8, 6]);
       if ((subject.capabilities.animation ?? []).includes("gif")) {
