@@ -1,6 +1,8 @@
 import { isImagePipelineError } from "@pixport/core";
 import { loadServerConfig, resolveServerConfig } from "@pixport/server";
+import sharp from "sharp";
 import { describe, expect, it } from "vitest";
+import { removeDir, startServer, tempDataDir } from "../e2e/harness.js";
 
 describe("codec selection in the server config", () => {
   it("defaults to sharp and accepts jimp", () => {
@@ -33,5 +35,31 @@ describe("codec selection in the server config", () => {
     const error = await read("-5").catch((caught) => caught);
     expect(isImagePipelineError(error)).toBe(true);
     expect((error as Error).message).toContain("sourceCacheBytes");
+  });
+
+  it("turns libvips' operation cache off unless vipsCache (PIXPORT_VIPS_CACHE) asks for it", async () => {
+    expect(resolveServerConfig({}).vipsCache).toBe(false);
+    const read = async (value: string) =>
+      (await loadServerConfig({ environment: { PIXPORT_VIPS_CACHE: value } })).vipsCache;
+    expect(await read("on")).toBe(true);
+    expect(await read("true")).toBe(true);
+    expect(await read("off")).toBe(false);
+    // The setting is libvips' own, process-wide: read back through sharp once each server started.
+    const dataDir = await tempDataDir();
+    try {
+      for (const [vipsCache, items] of [
+        [true, 100],
+        [false, 0],
+      ] as const) {
+        const server = await startServer(dataDir, { vipsCache });
+        try {
+          expect(sharp.cache().items.max, `vipsCache ${vipsCache}`).toBe(items);
+        } finally {
+          await server.close();
+        }
+      }
+    } finally {
+      await removeDir(dataDir);
+    }
   });
 });

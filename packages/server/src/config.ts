@@ -228,6 +228,14 @@ export const serverConfigSchema = z
      */
     releaseFreeMemory: z.boolean().default(true),
     /**
+     * libvips' operation cache (sharp's `cache()`, process-wide; the sharp codec only). Off by
+     * default: the server hands libvips a new buffer on every request, so its cache (sharp's
+     * default: 50 MB, 100 operations) keeps the pixels of past requests and never answers one;
+     * decoded pixels worth keeping are `sourceCacheBytes`'. `true` restores sharp's default. Env
+     * `PIXPORT_VIPS_CACHE`. @default false
+     */
+    vipsCache: z.boolean().default(false),
+    /**
      * The service's policies: `testRequestsPerMinute` (10), `liveRequestsPerMinute` (100),
      * `trialImagesPerMonth` (25), `testRetentionDays` (90), `onStoreOutage` (`fail-closed`).
      */
@@ -457,6 +465,10 @@ function fromEnvironment(environment: NodeJS.ProcessEnv): Record<string, unknown
   const releaseFreeMemory = environment.PIXPORT_RELEASE_FREE_MEMORY;
   if (releaseFreeMemory !== undefined && releaseFreeMemory !== "") {
     result.releaseFreeMemory = !/^(0|false|off|no)$/i.test(releaseFreeMemory);
+  }
+  const vipsCache = environment.PIXPORT_VIPS_CACHE;
+  if (vipsCache !== undefined && vipsCache !== "") {
+    result.vipsCache = !/^(0|false|off|no)$/i.test(vipsCache);
   }
   const memoryBytes = environment.PIXPORT_MEMORY_BUDGET_BYTES;
   if (memoryBytes !== undefined && memoryBytes !== "") {

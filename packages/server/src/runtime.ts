@@ -406,7 +406,11 @@ async function createCodec(config: ServerConfig): Promise<ImageCodec> {
     return createJimpCodec({ maxInputPixels, sourceCacheBytes: config.sourceCacheBytes });
   }
   const { createSharpCodec } = await import("@pixport/codec-sharp");
-  return createSharpCodec({ maxInputPixels, sourceCacheBytes: config.sourceCacheBytes });
+  return createSharpCodec({
+    maxInputPixels,
+    sourceCacheBytes: config.sourceCacheBytes,
+    cache: config.vipsCache,
+  });
 }
 
 /**
