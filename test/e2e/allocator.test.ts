@@ -112,6 +112,8 @@ describe("pixport-serve: the prebuilt server's allocator", () => {
     expect(environment.find((entry) => entry.startsWith("NODE_OPTIONS="))).toContain(
       "--max-semi-space-size=1",
     );
+    // tcmalloc's thread caches are capped at 16 MiB in all (its own default: 32 MiB).
+    expect(environment).toContain("TCMALLOC_MAX_TOTAL_THREAD_CACHE_BYTES=16777216");
     // tcmalloc's free memory goes back to the system once the server is idle after a large job
     // (a 1600 x 1200 upload: about 50 MB against the memory budget; @pixport/allocator).
     await upload(node.url, key, await photo(1600, 1200));
@@ -137,6 +139,16 @@ describe("pixport-serve: the prebuilt server's allocator", () => {
       PIXPORT_ALLOCATOR: "system",
     });
     expect(declined.malloc).toBe("system");
+    expect(readFileSync(`/proc/${declined.pid}/environ`, "utf8")).not.toContain("TCMALLOC_");
+    // A thread-cache size of the host's own is kept.
+    const sized = await launch({
+      PIXPORT_ALLOCATOR_DIRS: await withTcmalloc(),
+      TCMALLOC_MAX_TOTAL_THREAD_CACHE_BYTES: "33554432",
+    });
+    expect(sized.malloc).toBe("tcmalloc");
+    expect(readFileSync(`/proc/${sized.pid}/environ`, "utf8").split("\0")).toContain(
+      "TCMALLOC_MAX_TOTAL_THREAD_CACHE_BYTES=33554432",
+    );
   }, 90_000);
 
   it("starts lean with PIXPORT_MEMORY=lean: system malloc, glibc's fixed mmap threshold, V8's small young generation", async () => {
