@@ -155,7 +155,8 @@ export interface ImagePipelineDeps {
   backgroundRemover?: BackgroundRemover;
   /**
    * Gives the allocator's free memory back once the `memoryBudget` has stayed empty for
-   * `releaseAfterIdleMs` after a job of `releaseAfterBytes` or more (`createAllocatorReleaser()`
+   * `releaseAfterIdleMs` after a job of `releaseAfterBytes` or more, or as soon as it is empty
+   * when such a job ran `releaseAfterJobMs` or longer (`createAllocatorReleaser()`
    * from `@pixport/allocator`). Without one (or without a budget) nothing is released: the
    * allocator keeps what it keeps.
    */

@@ -138,4 +138,46 @@ describe("createMemoryBudget", () => {
     await idle();
     expect(drained).toBe(3);
   });
+
+  it("releases as soon as the budget is empty after a large job held releaseAfterJobMs, not after a wait in the queue", async () => {
+    let drained = 0;
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const budget = createMemoryBudget(
+      {
+        maxBytes: 100 * MB,
+        maxWaitMs: 5_000,
+        releaseAfterBytes: 10 * MB,
+        releaseAfterIdleMs: 1_000,
+        releaseAfterJobMs: 40,
+      },
+      () => {
+        drained += 1;
+      },
+    );
+    // A large job held 60 ms: released in the same turn as it ends.
+    const long = await budget.reserve(20 * MB, "image");
+    await sleep(60);
+    long();
+    expect(drained).toBe(1);
+    // A large short job waits for the idle time (1 s here): nothing yet.
+    (await budget.reserve(20 * MB, "image"))();
+    expect(drained).toBe(1);
+    // A small job held long is not a reason to release; the large short one still waits.
+    const smallLong = await budget.reserve(1 * MB, "image");
+    await sleep(60);
+    smallLong();
+    expect(drained).toBe(1);
+    // A large job that waited 60 ms in the queue and then ran at once is a short job.
+    const blocker = await budget.reserve(90 * MB, "image");
+    const queued = budget.reserve(20 * MB, "image");
+    await sleep(60);
+    blocker(); // held 60 ms, but 90 MB of it ends while the queued job starts: the budget is not empty
+    expect(drained).toBe(1);
+    (await queued)();
+    // Empty now, and a long large job (the blocker) ended since the last release: released at once.
+    expect(drained).toBe(2);
+    const waited = budget.reserve(20 * MB, "image");
+    (await waited)();
+    expect(drained).toBe(2);
+  });
 });

@@ -222,7 +222,8 @@ export const serverConfigSchema = z
     /**
      * Gives the allocator's free memory (glibc's or tcmalloc's) back to the system once the memory
      * budget has stayed empty for `memoryBudget.releaseAfterIdleMs` after a job of
-     * `releaseAfterBytes` or more; with the budget off, after each embedded OCR page
+     * `releaseAfterBytes` or more (at once after such a job of `releaseAfterJobMs` or longer);
+     * with the budget off, after each embedded OCR page
      * (`@pixport/allocator`). Env `PIXPORT_RELEASE_FREE_MEMORY` (`false`/`off`/`0` turns it off).
      * @default true
      */

@@ -5,6 +5,7 @@ import type { TransformStep } from "../transforms/steps.js";
 
 const DEFAULT_RELEASE_AFTER_BYTES = 8 * 1024 * 1024;
 const DEFAULT_RELEASE_AFTER_IDLE_MS = 100;
+const DEFAULT_RELEASE_AFTER_JOB_MS = 250;
 
 /**
  * The memory budget of one node: every image job declares the pixel memory it can peak at
@@ -41,6 +42,16 @@ export const memoryBudgetOptionsSchema = z
      * throughput (the freed pages are faulted in again by the next job). @default 100
      */
     releaseAfterIdleMs: z.number().int().min(0).max(60_000).default(DEFAULT_RELEASE_AFTER_IDLE_MS),
+    /**
+     * After a job of `releaseAfterBytes` or more that held its reservation at least this long,
+     * ms, the release comes as soon as the budget is empty, without waiting `releaseAfterIdleMs`:
+     * the next job faults in again what it needs (a few ms for tens of MB), little beside a job
+     * this long, and it no longer starts on top of what the long one left. Reading the OCR suite
+     * through the prebuilt server, whose pages are uploaded and then read at once, the reading of
+     * a photographed page peaked at 138 MB instead of 158 (BENCHMARKS.md, "OCR", tenth session).
+     * Short jobs (a resize: tens of ms) keep the idle wait. @default 250
+     */
+    releaseAfterJobMs: z.number().int().min(0).max(600_000).default(DEFAULT_RELEASE_AFTER_JOB_MS),
   })
   .strict();
 
@@ -100,20 +111,28 @@ const MB = 1024 * 1024;
 /**
  * Creates the budget of {@link memoryBudgetOptionsSchema}. `onDrained` is called once the budget
  * has been empty (no job running or waiting) for `releaseAfterIdleMs`, if a job since the
- * previous call reserved at least `releaseAfterBytes`.
+ * previous call reserved at least `releaseAfterBytes`; as soon as it is empty if such a job also
+ * held its reservation for `releaseAfterJobMs` or more.
  */
 export function createMemoryBudget(
-  options: Omit<z.output<typeof memoryBudgetOptionsSchema>, "releaseAfterBytes" | "releaseAfterIdleMs"> & {
+  options: Omit<
+    z.output<typeof memoryBudgetOptionsSchema>,
+    "releaseAfterBytes" | "releaseAfterIdleMs" | "releaseAfterJobMs"
+  > & {
     releaseAfterBytes?: number;
     releaseAfterIdleMs?: number;
+    releaseAfterJobMs?: number;
   },
   onDrained?: () => void,
 ): MemoryBudget {
   const releaseAfterBytes = options.releaseAfterBytes ?? DEFAULT_RELEASE_AFTER_BYTES;
   const releaseAfterIdleMs = options.releaseAfterIdleMs ?? DEFAULT_RELEASE_AFTER_IDLE_MS;
+  const releaseAfterJobMs = options.releaseAfterJobMs ?? DEFAULT_RELEASE_AFTER_JOB_MS;
   let reserved = 0;
   // The largest reservation since `onDrained` was last called.
   let largest = 0;
+  // Whether a reservation of `releaseAfterBytes` or more was held `releaseAfterJobMs` since then.
+  let longJob = false;
   // Runs `onDrained` when the budget stays empty; cleared by the next reservation.
   let idleTimer: ReturnType<typeof setTimeout> | undefined;
   const queue: Array<{ bytes: number; start(): void }> = [];
@@ -142,23 +161,33 @@ export function createMemoryBudget(
       clearTimeout(idleTimer);
       idleTimer = undefined;
       let released = false;
+      // When the reservation was granted (a waiting job's time in the queue does not count).
+      let granted = 0;
       const release = () => {
         if (released) return;
         released = true;
         reserved -= bytes;
+        if (bytes >= releaseAfterBytes && performance.now() - granted >= releaseAfterJobMs) longJob = true;
         next();
         if (onDrained !== undefined && reserved === 0 && queue.length === 0 && largest >= releaseAfterBytes) {
           clearTimeout(idleTimer);
-          idleTimer = setTimeout(() => {
+          const drain = () => {
             idleTimer = undefined;
             largest = 0;
+            longJob = false;
             onDrained();
-          }, releaseAfterIdleMs);
+          };
+          if (longJob) {
+            drain();
+            return;
+          }
+          idleTimer = setTimeout(drain, releaseAfterIdleMs);
           (idleTimer as { unref?: () => void }).unref?.();
         }
       };
       if (queue.length === 0 && reserved + bytes <= options.maxBytes) {
         reserved += bytes;
+        granted = performance.now();
         return Promise.resolve(release);
       }
       if (signal?.aborted) return Promise.reject(signal.reason);
@@ -178,6 +207,7 @@ export function createMemoryBudget(
             clearTimeout(timer);
             signal?.removeEventListener("abort", onAbort);
             reserved += bytes;
+            granted = performance.now();
             resolve(release);
           },
         };

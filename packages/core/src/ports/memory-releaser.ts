@@ -6,7 +6,8 @@
  * host): its resident memory stays at the sum of what every job left behind. The pipeline calls
  * {@link MemoryReleaser.release} once its memory budget has stayed empty (no job running or
  * waiting) for `memoryBudget.releaseAfterIdleMs` after a job of at least
- * `memoryBudget.releaseAfterBytes`; `@pixport/allocator` implements it.
+ * `memoryBudget.releaseAfterBytes`, or as soon as it is empty when such a job ran
+ * `memoryBudget.releaseAfterJobMs` or longer; `@pixport/allocator` implements it.
  */
 export interface MemoryReleaser {
   /** The allocator it releases memory of (`glibc`, `tcmalloc`), or `none` where it does nothing. */
