@@ -351,6 +351,8 @@ const ENV: Record<string, { key: string; kind: "number" | "string" | "boolean" |
   PIXPORT_CODEC: { key: "codec", kind: "string" },
   PIXPORT_OCR_ENGINE: { key: "ocrEngine", kind: "string" },
   PIXPORT_BLOB_CACHE_BYTES: { key: "blobCacheBytes", kind: "number" },
+  PIXPORT_RELEASE_FREE_MEMORY: { key: "releaseFreeMemory", kind: "boolean" },
+  PIXPORT_VIPS_CACHE: { key: "vipsCache", kind: "boolean" },
   PIXPORT_MAX_UPLOAD_BYTES: { key: "maxUploadBytes", kind: "limit" },
   PIXPORT_MAX_INPUT_PIXELS: { key: "maxInputPixels", kind: "limit" },
   PIXPORT_MAX_INPUT_SIDE: { key: "maxInputSide", kind: "limit" },
@@ -462,14 +464,6 @@ function fromEnvironment(environment: NodeJS.ProcessEnv): Record<string, unknown
   const sourceCacheBytes = environment.PIXPORT_SOURCE_CACHE_BYTES;
   if (sourceCacheBytes !== undefined && sourceCacheBytes !== "") {
     result.sourceCacheBytes = /^(false|off)$/i.test(sourceCacheBytes) ? 0 : Number(sourceCacheBytes);
-  }
-  const releaseFreeMemory = environment.PIXPORT_RELEASE_FREE_MEMORY;
-  if (releaseFreeMemory !== undefined && releaseFreeMemory !== "") {
-    result.releaseFreeMemory = !/^(0|false|off|no)$/i.test(releaseFreeMemory);
-  }
-  const vipsCache = environment.PIXPORT_VIPS_CACHE;
-  if (vipsCache !== undefined && vipsCache !== "") {
-    result.vipsCache = !/^(0|false|off|no)$/i.test(vipsCache);
   }
   const memoryBytes = environment.PIXPORT_MEMORY_BUDGET_BYTES;
   if (memoryBytes !== undefined && memoryBytes !== "") {

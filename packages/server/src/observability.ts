@@ -72,7 +72,11 @@ export interface ServerMetrics extends Instrumentation {
  */
 export function createServerMetrics(
   pipeline: ImagePipeline,
-  options: { token?: string | undefined; memoryReleaser?: MemoryReleaser | undefined },
+  options: {
+    token?: string | undefined;
+    /** Its `stats()` (as `@pixport/allocator`'s releaser has) feeds the release counters. */
+    memoryReleaser?: (MemoryReleaser & { stats?(): { releases: number; ms: number } }) | undefined;
+  },
 ): ServerMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "pixport_" });
@@ -141,11 +145,9 @@ export function createServerMetrics(
   }
   // The allocator's free memory given back once the memory budget is idle (`@pixport/allocator`):
   // its releaser's running totals, turned into counter increments at scrape time.
-  const releaser = options.memoryReleaser as
-    | (MemoryReleaser & { stats?: () => { releases: number; ms: number } })
-    | undefined;
+  const releaser = options.memoryReleaser;
   if (releaser?.stats !== undefined) {
-    const stats = () => (releaser.stats as () => { releases: number; ms: number })();
+    const stats = releaser.stats.bind(releaser);
     let countedReleases = 0;
     let countedMs = 0;
     new Counter({
