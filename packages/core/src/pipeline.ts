@@ -390,7 +390,18 @@ export function createImagePipeline(
         ? undefined
         : createMemoryBudget(
             settings.memoryBudget,
-            deps.memoryReleaser === undefined ? undefined : () => void deps.memoryReleaser?.release(),
+            deps.memoryReleaser === undefined
+              ? undefined
+              : // The budget calls this as a job ends (at once after a long one): a releaser that
+                // breaks its contract (throws, or rejects) must not fail that job, nor the process.
+                () =>
+                  void Promise.resolve()
+                    .then(() => deps.memoryReleaser?.release())
+                    .catch((error: unknown) =>
+                      (deps.logger ?? silentLogger).warn?.("the memory releaser failed", {
+                        error: String(error),
+                      }),
+                    ),
           ),
     urlImport: {
       policy: createUrlImportPolicy(settings.urlImport),

@@ -84,4 +84,35 @@ describe("the memory budget's release of free memory", () => {
     await expect.poll(samples).toBe(1);
     await expect.poll(() => pipeline.memory()?.reservedBytes).toBe(0);
   });
+
+  it("keeps jobs and the process whole when a releaser breaks its contract (throws or rejects)", async () => {
+    const codec: ImageCodec = {
+      name: "fake",
+      capabilities: { inputFormats: ["png"], outputFormats: ["png", "jpeg", "webp"], steps: [] },
+      probe: async (input) => ({ format: "png", ...sizeOf(input) }),
+      transform: async (request) => ({ data: request.input, format: "png", ...sizeOf(request.input) }),
+    };
+    for (const broken of [
+      () => {
+        throw new Error("thrown");
+      },
+      () => Promise.reject(new Error("rejected")),
+    ]) {
+      const warnings: string[] = [];
+      const pipeline = createImagePipeline(
+        memoryDeps(codec, {
+          memoryReleaser: { allocator: "broken", release: broken as () => Promise<void> },
+          logger: { warn: (message, fields) => void warnings.push(`${message} ${fields?.error}`) },
+        }),
+        // A job of 250 ms or more is followed by the release at once: none is that long here, so
+        // the release comes after the idle wait (20 ms).
+        { workQueue: {}, memoryBudget: { maxBytes: 1024 * 1024 * 1024, releaseAfterIdleMs: 20 } },
+      );
+      const image = await pipeline.uploadImage(live, { name: "page", image: fake(2000, 2000) });
+      expect(image.width).toBe(2000);
+      await expect
+        .poll(() => warnings)
+        .toEqual([expect.stringMatching(/^the memory releaser failed Error: (thrown|rejected)$/)]);
+    }
+  });
 });
