@@ -7,6 +7,12 @@ import { fileURLToPath } from "node:url";
 import { ErrorCodes, ImagePipelineError } from "@pixport/core";
 import sharp from "sharp";
 import { describe, expect, it } from "vitest";
+import {
+  defaultLangPath,
+  readWithWasm,
+  startWasmWorker,
+  WASM_SPENT_FILES,
+} from "../src/create-tesseract-text-extractor.js";
 import { createTesseractTextExtractor, DECODE_BYTES_PER_PIXEL, READ_BYTES_PER_PIXEL } from "../src/index.js";
 
 /**
@@ -131,6 +137,39 @@ describe("createTesseractTextExtractor (offline, real tesseract)", () => {
     },
     60_000,
   );
+});
+
+describe("the wasm worker's file system", () => {
+  it("keeps neither the unpacked traineddata nor the last page (they would stay in the worker's heap); a failed read only rejects", async () => {
+    const worker = await startWasmWorker(defaultLangPath());
+    try {
+      const files = async () => (await worker.FS("readdir", ["/"])).data as string[];
+      const name = (file: string) => file.slice(1);
+      // The worker read its model (it reads a page below), and the file it came from is gone.
+      expect(await files()).toContain("dev"); // the listing is the root's
+      expect(await files()).not.toContain(name(WASM_SPENT_FILES.traineddata));
+      const { data, info } = await sharp((await renderDocument()).data)
+        .toColourspace("b-w")
+        .raw()
+        .toBuffer({ resolveWithObject: true });
+      const pgm = Buffer.concat([Buffer.from(`P5\n${info.width} ${info.height}\n255\n`), data]);
+      const blocks = await readWithWasm(worker, pgm);
+      const words = blocks.flatMap((block) =>
+        block.paragraphs.flatMap((paragraph) =>
+          paragraph.lines.flatMap((line) => line.words.map((w) => w.text)),
+        ),
+      );
+      expect(words.slice(0, 2)).toEqual(["Quarterly", "Report"]);
+      expect(await files()).not.toContain(name(WASM_SPENT_FILES.page));
+      // A page tesseract.js cannot decode rejects the call, and leaves no file either. (Until
+      // 2026-11-27 tesseract.js also threw the error from its message listener: an uncaught
+      // exception, which vitest reports as a failed run, and which ends a host's process.)
+      await expect(readWithWasm(worker, Buffer.from("P5\n9 9\n255\n"))).rejects.toThrow();
+      expect(await files()).not.toContain(name(WASM_SPENT_FILES.page));
+    } finally {
+      await worker.terminate();
+    }
+  }, 60_000);
 });
 
 describe("idle workers", () => {
