@@ -112,6 +112,8 @@ describe("pixport-serve: the prebuilt server's allocator", () => {
     expect(environment.find((entry) => entry.startsWith("NODE_OPTIONS="))).toContain(
       "--max-semi-space-size=1",
     );
+    // V8's gc() is not exposed on the default start (a collection holds the event loop).
+    expect(environment.find((entry) => entry.startsWith("NODE_OPTIONS="))).not.toContain("expose-gc");
     // tcmalloc's thread caches are capped at 16 MiB in all (its own default: 32 MiB).
     expect(environment).toContain("TCMALLOC_MAX_TOTAL_THREAD_CACHE_BYTES=16777216");
     // tcmalloc's free memory goes back to the system once the server is idle after a large job
@@ -159,8 +161,14 @@ describe("pixport-serve: the prebuilt server's allocator", () => {
     expect(environment.find((entry) => entry.startsWith("GLIBC_TUNABLES="))).toContain(
       "glibc.malloc.mmap_threshold=131072",
     );
+    // V8's gc() is exposed, so the release of free memory collects the finished jobs' buffers.
     expect(environment.find((entry) => entry.startsWith("NODE_OPTIONS="))).toContain(
-      "--max-semi-space-size=1",
+      "--max-semi-space-size=1 --expose-gc",
+    );
+    // A host's --no-expose-gc is kept.
+    const declined = await launch({ PIXPORT_MEMORY: "lean", NODE_OPTIONS: "--no-expose-gc" });
+    expect(readFileSync(`/proc/${declined.pid}/environ`, "utf8").split("\0")).toContain(
+      "NODE_OPTIONS=--no-expose-gc --max-semi-space-size=1",
     );
     // It serves.
     await waitUntil(() => /live key:.*\n\s+\S+/.test(lean.node.output()), "the first-start keys");

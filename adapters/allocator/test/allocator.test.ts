@@ -72,4 +72,31 @@ describe("createAllocatorReleaser", () => {
       expect(outcome.stats.releases).toBe(1);
     },
   );
+
+  it("collects V8's garbage first when the process runs with --expose-gc, and only then", () => {
+    const collect = (flags: string[]) => {
+      const run = spawnSync(
+        process.execPath,
+        [...flags, "--conditions=pixport-source", "--import", "tsx", "test/fixtures/collect.ts"],
+        { cwd: path.resolve(here, ".."), encoding: "utf8", timeout: 60_000 },
+      );
+      expect(run.stderr).toBe("");
+      expect(run.status).toBe(0);
+      return JSON.parse(run.stdout.trim().split("\n").at(-1) as string) as {
+        exposed: boolean;
+        calls: number;
+        before: number;
+        after: number;
+      };
+    };
+    const exposed = collect(["--expose-gc"]);
+    expect(exposed.exposed).toBe(true);
+    expect(exposed.calls).toBe(1);
+    // The 64 MB of dropped Buffers were still counted before the release, and gone after it.
+    expect(exposed.before).toBeGreaterThan(60);
+    expect(exposed.before - exposed.after).toBeGreaterThan(60);
+    const plain = collect([]);
+    expect(plain.exposed).toBe(false);
+    expect(plain.calls).toBe(0);
+  });
 });
