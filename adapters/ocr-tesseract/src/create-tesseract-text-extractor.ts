@@ -411,8 +411,8 @@ export async function readWithWasm(worker: Worker, pgm: Buffer): Promise<OcrBloc
 
 /**
  * A tesseract.js worker, started at once; like a native resident process, it is closed after
- * `idleMs` without a page (its WebAssembly memory, which stays at what its largest page needed,
- * goes back, and its thread no longer keeps the host alive) and started again by the next page.
+ * `idleMs` without a page (its thread, V8 isolate and WebAssembly memory go back, about 70 MB, and
+ * its thread no longer keeps the host alive) and started again by the next page.
  */
 async function startWasmReader(langPath: string, idleMs: number): Promise<PageReader> {
   // tesseract.js is loaded by the first wasm worker only: 7 MB resident in a host on the native
