@@ -122,6 +122,10 @@ describe("pixport-serve: the prebuilt server's allocator", () => {
     await expect
       .poll(async () => (await fetch(`${node.url}/metrics`)).text(), { timeout: 5_000 })
       .toMatch(/^pixport_memory_releases_total\{allocator="tcmalloc"\} [1-9]/m);
+    // ...with no garbage collection on the default start.
+    expect(await (await fetch(`${node.url}/metrics`)).text()).toMatch(
+      /^pixport_memory_release_gc_seconds_total 0$/m,
+    );
     const children = childProcesses({ name: "tesseract" }, pid);
     expect(children.length).toBeGreaterThan(0);
     for (const child of children) {
@@ -175,6 +179,11 @@ describe("pixport-serve: the prebuilt server's allocator", () => {
     const key = /live key:.*\n\s+(\S+)/.exec(lean.node.output())?.[1] as string;
     const image = await upload(lean.node.url, key, await photo(640, 480));
     expect(image.width).toBe(640);
+    // After a large job, the release collects first, and /metrics counts the collections' time.
+    await upload(lean.node.url, key, await photo(1600, 1200));
+    await expect
+      .poll(async () => (await fetch(`${lean.node.url}/metrics`)).text(), { timeout: 5_000 })
+      .toMatch(/^pixport_memory_release_gc_seconds_total 0\.\d*[1-9]/m);
     // A malloc named beside it is kept.
     const named = await launch({ PIXPORT_ALLOCATOR: TCMALLOC as string, PIXPORT_MEMORY: "lean" });
     expect(named.malloc).toBe("tcmalloc");

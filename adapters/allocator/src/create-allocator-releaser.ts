@@ -5,10 +5,10 @@ import type { MemoryReleaser } from "@pixport/core";
 export interface AllocatorReleaser extends MemoryReleaser {
   readonly allocator: "glibc" | "tcmalloc" | "none";
   /**
-   * Releases done so far, and their total time in ms: the allocator's part runs on a libuv thread,
-   * the garbage collection (with `--expose-gc` only) on the caller's.
+   * Releases done so far; `ms`, their allocator's part (on a libuv thread); `gcMs`, their garbage
+   * collections (with `--expose-gc` only), which hold the caller's event loop.
    */
-  stats(): { releases: number; ms: number };
+  stats(): { releases: number; ms: number; gcMs: number };
 }
 
 /**
@@ -46,7 +46,8 @@ function detectAllocator(): { allocator: AllocatorReleaser["allocator"]; library
  * their pages back. Through the prebuilt server reading the OCR suite with tesseract.js, the
  * process's high-water mark was 213-214 MB with it against 221 MB without (two runs each); each
  * collection held the event loop for 10-20 ms (median 11.6, at most 22.6 in a library host after
- * each page), counted in {@link AllocatorReleaser.stats}. Without the flag nothing is collected.
+ * each page), counted apart in {@link AllocatorReleaser.stats} (`gcMs`). Without the flag nothing
+ * is collected.
  *
  * Measured with the prebuilt server reading the OCR suite (BENCHMARKS.md, "OCR"): its process
  * peaked about 15 MB lower with a release whenever its memory budget drained after a large job.
@@ -67,6 +68,7 @@ export function createAllocatorReleaser(): AllocatorReleaser {
   let running: Promise<void> | undefined;
   let releases = 0;
   let ms = 0;
+  let gcMs = 0;
 
   const bind = async (): Promise<((done: () => void) => void) | undefined> => {
     try {
@@ -90,17 +92,21 @@ export function createAllocatorReleaser(): AllocatorReleaser {
     get allocator() {
       return allocator;
     },
-    stats: () => ({ releases, ms }),
+    stats: () => ({ releases, ms, gcMs }),
     release() {
       if (allocator === "none") return Promise.resolve();
       running ??= (async () => {
         call ??= bind();
         const run = await call;
         if (run !== undefined) {
-          const start = performance.now();
           // Only with --expose-gc: a library host that did not ask for it is not collected.
           const collect = (globalThis as { gc?: unknown }).gc;
-          if (typeof collect === "function") collect();
+          if (typeof collect === "function") {
+            const collecting = performance.now();
+            collect();
+            gcMs += performance.now() - collecting;
+          }
+          const start = performance.now();
           await new Promise<void>((resolve) => run(resolve));
           releases += 1;
           ms += performance.now() - start;

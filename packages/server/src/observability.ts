@@ -75,7 +75,9 @@ export function createServerMetrics(
   options: {
     token?: string | undefined;
     /** Its `stats()` (as `@pixport/allocator`'s releaser has) feeds the release counters. */
-    memoryReleaser?: (MemoryReleaser & { stats?(): { releases: number; ms: number } }) | undefined;
+    memoryReleaser?:
+      | (MemoryReleaser & { stats?(): { releases: number; ms: number; gcMs?: number } })
+      | undefined;
   },
 ): ServerMetrics {
   const registry = new Registry();
@@ -169,6 +171,17 @@ export function createServerMetrics(
         const { ms } = stats();
         this.inc((ms - countedMs) / 1000);
         countedMs = ms;
+      },
+    });
+    let countedGcMs = 0;
+    new Counter({
+      name: "pixport_memory_release_gc_seconds_total",
+      help: "Time the releases' garbage collections held the event loop (only with node --expose-gc, as the lean start sets).",
+      registers: [registry],
+      collect() {
+        const gcMs = stats().gcMs ?? 0;
+        this.inc((gcMs - countedGcMs) / 1000);
+        countedGcMs = gcMs;
       },
     });
   }
