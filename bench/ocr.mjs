@@ -193,13 +193,10 @@ async function httpEngine(engine, env) {
       rows.push({ file, ms: performance.now() - start, cer: characterErrorRate(content, document.plain) });
     },
     async finish() {
-      server.child.send("peak-rss");
-      const sampled = await new Promise((resolve) =>
-        server.child.once("message", (message) => resolve(message.peakRss)),
-      );
       // The kernel's high-water mark (VmHWM; the launcher execs node, so the child's pid is the
-      // server's): the child's own 20 ms samples missed short peaks, by 10-20 MB on 2026-11-27.
-      const ownPeak = Math.max(sampled, statusBytes(server.child.pid, "VmHWM"));
+      // server's). Until 2026-11-27 this was the server's own RSS samples every 20 ms, which
+      // missed short peaks by 10-20 MB; VmHWM is never below them.
+      const ownPeak = statusBytes(server.child.pid, "VmHWM");
       const treePeak = Math.max(stop(), ownPeak);
       server.child.kill("SIGTERM");
       await new Promise((resolve) => server.child.once("exit", resolve));
