@@ -1,12 +1,55 @@
 import { readFileSync } from "node:fs";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import type { MemoryReleaser } from "@pixport/core";
+
+/** Options of {@link createAllocatorReleaser}. */
+export interface AllocatorReleaserOptions {
+  /**
+   * Whether a release first collects V8's garbage (a full collection on the caller's thread):
+   * - `"exposed"`: only when the process runs with `--expose-gc` (its `globalThis.gc`);
+   * - `"always"`: also without the flag. The releaser then takes V8's collection function for
+   *   itself on its first release: it turns `--expose-gc` on for as long as it takes to create one
+   *   `node:vm` context, takes that context's `gc`, and turns the flag off again (unless the host
+   *   set it), so the host's own global scope gets no `gc` and later contexts none either. The
+   *   same trick Jest's leak detector uses. `@pixport/ocr-tesseract` asks for it with tesseract.js;
+   * - `"never"`.
+   * @default "exposed"
+   */
+  collectGarbage?: "exposed" | "always" | "never";
+}
+
+const hostExposesGc = (): boolean =>
+  [...process.execArgv, ...(process.env.NODE_OPTIONS ?? "").split(/\s+/)].some((flag) =>
+    /^--expose[-_]gc$/.test(flag),
+  );
+
+/**
+ * V8's full collection: the host's `globalThis.gc` when it has one, else (with `own`) one taken
+ * from a context created while `--expose-gc` was on for a moment; `undefined` when there is none.
+ */
+function garbageCollector(own: boolean): (() => void) | undefined {
+  const exposed = (globalThis as { gc?: unknown }).gc;
+  if (typeof exposed === "function") return exposed as () => void;
+  if (!own) return undefined;
+  try {
+    setFlagsFromString("--expose-gc");
+    const taken: unknown = runInNewContext("gc");
+    return typeof taken === "function" ? (taken as () => void) : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    if (!hostExposesGc()) setFlagsFromString("--no-expose-gc");
+  }
+}
 
 /** A {@link MemoryReleaser} with the count and time of its releases (for logs and metrics). */
 export interface AllocatorReleaser extends MemoryReleaser {
   readonly allocator: "glibc" | "tcmalloc" | "none";
   /**
    * Releases done so far; `ms`, their allocator's part (on a libuv thread); `gcMs`, their garbage
-   * collections (with `--expose-gc` only), which hold the caller's event loop.
+   * collections (see {@link AllocatorReleaserOptions.collectGarbage}), which hold the caller's
+   * event loop.
    */
   stats(): { releases: number; ms: number; gcMs: number };
 }
@@ -39,15 +82,17 @@ function detectAllocator(): { allocator: AllocatorReleaser["allocator"]; library
  * these machines), so the caller's event loop does not wait; a call while one runs shares it.
  * Where neither allocator is found (or koffi cannot load) `release()` resolves and does nothing.
  *
- * When the process runs with `--expose-gc` (the prebuilt server's lean start sets it), a release
+ * When the process runs with `--expose-gc` (the prebuilt server's lean start sets it), or with
+ * `collectGarbage: "always"`, a release
  * first collects V8's garbage, a full collection on the caller's thread: the buffers of finished
  * jobs (decoded pages, sharp's outputs) are external memory V8 frees only when it collects, which
  * it otherwise puts off until tens of MB have piled up, and only then can the allocator give
  * their pages back. Through the prebuilt server reading the OCR suite with tesseract.js, the
  * process's high-water mark was 213-214 MB with it against 221 MB without (two runs each); each
  * collection held the event loop for 10-20 ms (median 11.6, at most 22.6 in a library host after
- * each page), counted apart in {@link AllocatorReleaser.stats} (`gcMs`). Without the flag nothing
- * is collected.
+ * each page), counted apart in {@link AllocatorReleaser.stats} (`gcMs`). Otherwise (the default,
+ * `collectGarbage: "exposed"`, in a host without the flag) nothing is collected: a library does not
+ * pause its host's event loop unasked.
  *
  * Measured with the prebuilt server reading the OCR suite (BENCHMARKS.md, "OCR"): its process
  * peaked about 15 MB lower with a release whenever its memory budget drained after a large job.
@@ -61,7 +106,14 @@ function detectAllocator(): { allocator: AllocatorReleaser["allocator"]; library
  * );
  * ```
  */
-export function createAllocatorReleaser(): AllocatorReleaser {
+export function createAllocatorReleaser(options: AllocatorReleaserOptions = {}): AllocatorReleaser {
+  const collectGarbage = options.collectGarbage ?? "exposed";
+  if (!["exposed", "always", "never"].includes(collectGarbage))
+    throw new TypeError(
+      `createAllocatorReleaser: collectGarbage must be "exposed", "always" or "never", not ${JSON.stringify(collectGarbage)}`,
+    );
+  // The collector taken for "always", on the first release.
+  let ownCollector: (() => void) | undefined;
   const found = detectAllocator();
   let allocator = found.allocator;
   let call: Promise<((done: () => void) => void) | undefined> | undefined;
@@ -99,9 +151,10 @@ export function createAllocatorReleaser(): AllocatorReleaser {
         call ??= bind();
         const run = await call;
         if (run !== undefined) {
-          // Only with --expose-gc: a library host that did not ask for it is not collected.
-          const collect = (globalThis as { gc?: unknown }).gc;
-          if (typeof collect === "function") {
+          // "exposed": only with --expose-gc; a library host that did not ask for it is not collected.
+          if (collectGarbage === "always") ownCollector ??= garbageCollector(true);
+          const collect = collectGarbage === "never" ? undefined : (ownCollector ?? garbageCollector(false));
+          if (collect !== undefined) {
             const collecting = performance.now();
             collect();
             gcMs += performance.now() - collecting;

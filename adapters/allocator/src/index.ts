@@ -1,1 +1,5 @@
-export { type AllocatorReleaser, createAllocatorReleaser } from "./create-allocator-releaser.js";
+export {
+  type AllocatorReleaser,
+  type AllocatorReleaserOptions,
+  createAllocatorReleaser,
+} from "./create-allocator-releaser.js";

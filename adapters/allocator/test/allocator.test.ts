@@ -73,23 +73,32 @@ describe("createAllocatorReleaser", () => {
     },
   );
 
-  it("collects V8's garbage first when the process runs with --expose-gc, and only then", () => {
-    const collect = (flags: string[]) => {
-      const run = spawnSync(
-        process.execPath,
-        [...flags, "--conditions=pixport-source", "--import", "tsx", "test/fixtures/collect.ts"],
-        { cwd: path.resolve(here, ".."), encoding: "utf8", timeout: 60_000 },
-      );
-      expect(run.stderr).toBe("");
-      expect(run.status).toBe(0);
-      return JSON.parse(run.stdout.trim().split("\n").at(-1) as string) as {
-        exposed: boolean;
-        calls: number;
-        before: number;
-        after: number;
-        gcMs: number;
-      };
+  const collect = (flags: string[], mode?: string) => {
+    const run = spawnSync(
+      process.execPath,
+      [
+        ...flags,
+        "--conditions=pixport-source",
+        "--import",
+        "tsx",
+        "test/fixtures/collect.ts",
+        ...(mode ? [mode] : []),
+      ],
+      { cwd: path.resolve(here, ".."), encoding: "utf8", timeout: 60_000 },
+    );
+    expect(run.stderr).toBe("");
+    expect(run.status).toBe(0);
+    return JSON.parse(run.stdout.trim().split("\n").at(-1) as string) as {
+      exposed: boolean;
+      calls: number;
+      before: number;
+      after: number;
+      gcMs: number;
+      leaked: { global: string; context: string };
     };
+  };
+
+  it("collects V8's garbage first when the process runs with --expose-gc, and only then", () => {
     const exposed = collect(["--expose-gc"]);
     expect(exposed.exposed).toBe(true);
     expect(exposed.calls).toBe(1);
@@ -102,5 +111,34 @@ describe("createAllocatorReleaser", () => {
     expect(plain.exposed).toBe(false);
     expect(plain.calls).toBe(0);
     expect(plain.gcMs).toBe(0);
+    expect(plain.before - plain.after).toBeLessThan(8);
+  });
+
+  it('collects without --expose-gc with collectGarbage "always", leaving the host no gc', () => {
+    const always = collect([], "always");
+    expect(always.exposed).toBe(false);
+    expect(always.before).toBeGreaterThan(60);
+    expect(always.before - always.after).toBeGreaterThan(60);
+    expect(always.gcMs).toBeGreaterThan(0);
+    // The flag was on only while the releaser made its own context.
+    expect(always.leaked).toEqual({ global: "undefined", context: "undefined" });
+    // A host that runs with the flag keeps it, and its own gc is the one called.
+    const host = collect(["--expose-gc"], "always");
+    expect(host.calls).toBe(1);
+    expect(host.leaked).toEqual({ global: "function", context: "function" });
+  });
+
+  it('never collects with collectGarbage "never", even with --expose-gc', () => {
+    const never = collect(["--expose-gc"], "never");
+    expect(never.calls).toBe(0);
+    expect(never.gcMs).toBe(0);
+    expect(never.before - never.after).toBeLessThan(8);
+  });
+
+  it("refuses an unknown collectGarbage", async () => {
+    const { createAllocatorReleaser } = await import("../src/index.js");
+    expect(() => createAllocatorReleaser({ collectGarbage: "sometimes" as never })).toThrow(
+      /collectGarbage must be "exposed", "always" or "never", not "sometimes"/,
+    );
   });
 });
