@@ -3,6 +3,7 @@ import { createRequire } from "node:module";
 import { availableParallelism } from "node:os";
 import path from "node:path";
 import { setImmediate as turn } from "node:timers/promises";
+import { setFlagsFromString } from "node:v8";
 import { createAllocatorReleaser } from "@pixport/allocator";
 import type { ModelCallOptions, ModelImage, TextExtractor, TextFormat } from "@pixport/core";
 import { ErrorCodes, ImagePipelineError, type MemoryReleaser, parseOptions } from "@pixport/core";
@@ -55,7 +56,8 @@ export const TESSERACT_MODEL = "tesseract";
 export const tesseractTextExtractorOptionsSchema = z
   .object({
     /**
-     * Workers (each a WebAssembly tesseract of ~100 MB) created on first use, at most this many.
+     * Workers created on first use, at most this many (each a tesseract.js worker thread of about 70
+     * MB, or a native `tesseract` process of 40-70 MB: see `engine`).
      * @default half the available cores, at least 1, at most 4
      */
     workers: z.number().int().min(1).max(64).optional(),
@@ -65,10 +67,10 @@ export const tesseractTextExtractorOptionsSchema = z
      */
     timeoutMs: z.number().int().positive().max(3_600_000).default(60_000),
     /**
-     * A worker unused this long is closed and its memory given back: a tesseract.js worker's
-     * WebAssembly memory (which otherwise stays at what its largest page needed, 150-250 MB), a
-     * native worker's resident process. The next call starts a new one (about 0.4-0.7 s for
-     * tesseract.js, 0.1 s for the native engine). @default 30000
+     * A worker unused this long is closed and its memory given back: a tesseract.js worker's thread
+     * (its V8 isolate, compiled engine and WebAssembly memory, about 70 MB), a native worker's
+     * resident process. The next call starts a new one (about 0.4-0.7 s for tesseract.js, 0.1 s
+     * for the native engine). @default 30000
      */
     idleMs: z.number().int().positive().max(86_400_000).default(RESIDENT_IDLE_MS),
     /**
@@ -106,8 +108,9 @@ export const tesseractTextExtractorOptionsSchema = z
      * Which tesseract reads the page. `auto` (the default): `native` when the `tesseract` executable
      * (`tesseractPath`) runs and is version 4 or later, else `wasm`; checked once when the extractor is
      * created, and the choice is the extractor's `engine`. `wasm`: tesseract.js, nothing to install, each
-     * worker a WebAssembly tesseract whose memory grows to the largest page it read and does not shrink while
-     * the worker lives (about 150-250 MB per worker on 1000-3000 px pages; see `idleMs`). `native`: the
+     * worker a thread with a V8 isolate and the WebAssembly engine compiled in it (about 70 MB when ready;
+     * its WebAssembly memory is 19-25 MB of that on 1000-3000 px pages; see `idleMs` and
+     * `wasmCompilationTasks`). `native`: the
      * system's `tesseract` executable (4 or later; Debian: `apt-get install tesseract-ocr`), and an error
      * when it cannot run: per worker one resident process (started on first use) that reads pages and their
      * ruled-table regions (a zone file makes it read a table as one block), one thread, reading the
@@ -117,6 +120,18 @@ export const tesseractTextExtractorOptionsSchema = z
      * lighter one (BENCHMARKS.md, "OCR"), which is why `auto` prefers it. @default "auto"
      */
     engine: z.enum(["auto", "wasm", "native"]).default("auto"),
+    /**
+     * With the `wasm` engine: V8's `--wasm-num-compilation-tasks`, set for the whole process (V8's
+     * flags are per process) before the first tesseract.js worker starts, unless the host's command
+     * line sets it. V8 compiles the engine's hot functions again with its optimising compiler while
+     * the first pages are read, by default on up to 4 threads at once, each compilation holding tens
+     * of MB: the library's process peaked at 200-213 MB during its first page on V8's default, 170-181
+     * MB with 1 (BENCHMARKS.md, "OCR", twelfth session). The optimised code is the same, it is done
+     * on one thread (so over the first few pages instead of the first one); only WebAssembly
+     * compilation is affected (the host's own WebAssembly modules are compiled on this many
+     * threads too). `0` leaves V8's setting alone. @default 1
+     */
+    wasmCompilationTasks: z.number().int().min(0).max(128).default(1),
     /** The `tesseract` executable of `engine: "native"` (a path, or a name on PATH). @default "tesseract" */
     tesseractPath: z.string().min(1).default("tesseract"),
     /**
@@ -131,7 +146,9 @@ export const tesseractTextExtractorOptionsSchema = z
      * releases once the node is idle). Reading the OCR suite with the native engine, the library's
      * process tree peaked at 159-174 MB with it (and tesseract.js loaded only by a wasm worker),
      * against 186-214 MB before (BENCHMARKS.md, "OCR", ninth session).
-     * @default `createAllocatorReleaser()` from `@pixport/allocator`
+     * @default `createAllocatorReleaser()` from `@pixport/allocator`, with `collectGarbage: "always"`
+     * on the `wasm` engine (V8's garbage is collected before the release: see the README's OCR
+     * "Speed and memory"), `"exposed"` on the native one
      */
     memoryReleaser: z
       .union([
@@ -361,6 +378,18 @@ interface PageReader {
 export const WASM_SPENT_FILES = { traineddata: "/eng.traineddata", page: "/input" } as const;
 
 /**
+ * Sets V8's `--wasm-num-compilation-tasks` to `tasks` for the process (see the extractor's
+ * `wasmCompilationTasks`), unless `tasks` is 0 or the host's command line (`process.execArgv`: V8
+ * options are not allowed in NODE_OPTIONS) sets it. V8 reads it whenever it schedules WebAssembly
+ * compilation, so it holds for workers started afterwards.
+ */
+export function limitWasmCompilation(tasks: number): void {
+  if (tasks === 0) return;
+  if (process.execArgv.some((flag) => /^--wasm[-_]num[-_]compilation[-_]tasks\b/.test(flag))) return;
+  setFlagsFromString(`--wasm-num-compilation-tasks=${tasks}`);
+}
+
+/**
  * A tesseract.js worker (LSTM engine, English), its parameters set, with the traineddata it
  * unpacked removed from its file system ({@link WASM_SPENT_FILES}).
  */
@@ -534,9 +563,18 @@ export function createTesseractTextExtractor(
   const maxQueued = options.maxQueued ?? size * 4;
   let admitted = 0;
   const langPath = options.langPath ?? defaultLangPath();
-  const memoryReleaser =
-    options.memoryReleaser === false ? undefined : (options.memoryReleaser ?? createAllocatorReleaser());
   const engine = chooseEngine(options.engine, options.tesseractPath);
+  // With tesseract.js, each page leaves copies of itself on this thread (its cuts, the PGMs sent),
+  // external memory V8 frees only when it collects, which it puts off until tens of MB have piled
+  // up: the default releaser collects before it releases (after each page). Reading the OCR suite
+  // page after page, the library peaked at 184-198 MB with it and one compilation task, 201-215 MB
+  // with one compilation task alone (BENCHMARKS.md, "OCR", twelfth session); a collection holds
+  // this thread for 10-20 ms. The native engine leaves the host's collector alone.
+  const memoryReleaser =
+    options.memoryReleaser === false
+      ? undefined
+      : (options.memoryReleaser ??
+        createAllocatorReleaser({ collectGarbage: engine === "wasm" ? "always" : "exposed" }));
   const idle: PageReader[] = [];
   const busy = new Set<PageReader>();
   const starting = new Set<Promise<PageReader>>();
@@ -546,7 +584,10 @@ export function createTesseractTextExtractor(
   let tessdata: Promise<string> | undefined;
 
   async function startWorker(): Promise<PageReader> {
-    if (engine === "wasm") return startWasmReader(langPath, options.idleMs);
+    if (engine === "wasm") {
+      limitWasmCompilation(options.wasmCompilationTasks);
+      return startWasmReader(langPath, options.idleMs);
+    }
     if (tessdata === undefined) {
       tessdata = unpackTraineddata(langPath, "eng");
       tessdata.catch(() => {
@@ -936,8 +977,10 @@ export function createTesseractTextExtractor(
           : layoutToPlain(blocks, page, options.layout);
       } finally {
         // The page's buffers are free (or will be at the next collection): what the allocator
-        // kept of them goes back to the system, off this thread.
-        if (memoryReleaser !== undefined) void memoryReleaser.release();
+        // kept of them goes back to the system, off this thread. A turn later, so the caller has
+        // its answer first: with tesseract.js the release first collects V8's garbage on this
+        // thread (10-20 ms), which then overlaps the decoding of a next page on libuv's threads.
+        if (memoryReleaser !== undefined) setImmediate(() => void memoryReleaser.release());
       }
     },
     async close() {

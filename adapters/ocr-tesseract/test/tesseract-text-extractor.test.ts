@@ -50,13 +50,16 @@ async function renderDocument(): Promise<{ data: Uint8Array; width: number; heig
 /**
  * Reads the rendered page in a node process of its own (a script file, not -e: the tesseract.js
  * worker thread inherits the process's flags): `extractor` is the expression creating the
- * extractor, `ending` what the script does after printing the plain text (JSON) on stdout. The
- * process is killed if it has not exited after 30 s.
+ * extractor, `ending` what the script does after printing the plain text (JSON) on stdout; with
+ * `prelude`, statements run before the extractor is created, and `flags`, node's own. `text` is
+ * the first stdout line that is a JSON string, `out` all of it. The process is killed if it has
+ * not exited after 30 s.
  */
 async function readInOwnProcess(
   extractor: string,
   ending: string,
-): Promise<{ code: number | null; text: string; err: string }> {
+  { prelude = "", flags = [] }: { prelude?: string; flags?: string[] } = {},
+): Promise<{ code: number | null; text: string; err: string; out: string }> {
   const directory = await mkdtemp(path.join(tmpdir(), "pixport-own-process-"));
   try {
     const page = await renderDocument();
@@ -67,12 +70,13 @@ async function readInOwnProcess(
       `import { readFile } from "node:fs/promises";
       import { createTesseractTextExtractor } from ${JSON.stringify(new URL("../src/index.ts", import.meta.url).href)};
       const data = new Uint8Array(await readFile(${JSON.stringify(path.join(directory, "page.jpg"))}));
+      ${prelude}
       const extractor = ${extractor};
       const image = { data, mimeType: "image/jpeg", width: ${page.width}, height: ${page.height} };
       console.log(JSON.stringify(await extractor.extract({ model: "tesseract", image, format: "plain" })));
       ${ending}`,
     );
-    const child = spawn(process.execPath, ["--import", "tsx", script], {
+    const child = spawn(process.execPath, [...flags, "--import", "tsx", script], {
       cwd: fileURLToPath(new URL("..", import.meta.url)),
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -84,7 +88,8 @@ async function readInOwnProcess(
     const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
     const code = await exit;
     clearTimeout(timer);
-    return { code, text: out.trim() === "" ? "" : JSON.parse(out.trim()), err };
+    const line = out.split("\n").find((candidate) => candidate.startsWith('"'));
+    return { code, text: line === undefined ? "" : JSON.parse(line), err, out };
   } finally {
     await rm(directory, { recursive: true, force: true });
   }
@@ -137,6 +142,66 @@ describe("createTesseractTextExtractor (offline, real tesseract)", () => {
     },
     60_000,
   );
+});
+
+describe("V8's settings around tesseract.js", () => {
+  // Records the V8 flags the extractor sets (node:v8's setFlagsFromString, wrapped and passed on).
+  const recordFlags = `
+    const { default: v8 } = await import("node:v8");
+    const { syncBuiltinESMExports } = await import("node:module");
+    const flagsSet = [];
+    const setFlags = v8.setFlagsFromString;
+    v8.setFlagsFromString = (flag) => { flagsSet.push(flag); setFlags(flag); };
+    syncBuiltinESMExports();`;
+  const report = `
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    console.log(JSON.stringify({ flagsSet, gc: typeof globalThis.gc }));
+    await extractor.close();`;
+  const read = async (extractor: string, flags: string[] = []) => {
+    const { code, text, err, out } = await readInOwnProcess(extractor, report, {
+      prelude: recordFlags,
+      flags: ["--trace-gc", ...flags],
+    });
+    expect(code, err).toBe(0);
+    expect(text).toMatch(/Quarterly Report/);
+    const lines = out.split("\n");
+    const outcome = JSON.parse(lines.find((line) => line.startsWith("{")) as string) as {
+      flagsSet: string[];
+      gc: string;
+    };
+    // V8's --trace-gc names a collection asked for through gc() "testing".
+    return {
+      ...outcome,
+      askedCollections: lines.filter((line) => /Mark-Compact.*testing/.test(line)).length,
+    };
+  };
+
+  it("wasm: one compilation task set before the worker starts, and V8's garbage collected after the page, with no gc left to the host", async () => {
+    const wasm = await read('createTesseractTextExtractor({ engine: "wasm", workers: 1 })');
+    expect(wasm.flagsSet).toEqual(["--wasm-num-compilation-tasks=1", "--expose-gc", "--no-expose-gc"]);
+    expect(wasm.askedCollections).toBeGreaterThanOrEqual(1);
+    expect(wasm.gc).toBe("undefined");
+  }, 60_000);
+
+  it("wasm: leaves the compilation tasks to V8 with wasmCompilationTasks 0, or when the host's command line sets them", async () => {
+    const off = await read(
+      'createTesseractTextExtractor({ engine: "wasm", workers: 1, wasmCompilationTasks: 0 })',
+    );
+    expect(off.flagsSet).toEqual(["--expose-gc", "--no-expose-gc"]);
+    const host = await read(
+      'createTesseractTextExtractor({ engine: "wasm", workers: 1, wasmCompilationTasks: 3 })',
+      ["--wasm-num-compilation-tasks=2"],
+    );
+    expect(host.flagsSet).toEqual(["--expose-gc", "--no-expose-gc"]);
+    expect(host.askedCollections).toBeGreaterThanOrEqual(1);
+  }, 60_000);
+
+  it("native: sets no V8 flag and leaves the host's collector alone", async () => {
+    const native = await read('createTesseractTextExtractor({ engine: "native", workers: 1 })');
+    expect(native.flagsSet).toEqual([]);
+    expect(native.askedCollections).toBe(0);
+    expect(native.gc).toBe("undefined");
+  }, 60_000);
 });
 
 describe("the wasm worker's file system", () => {
