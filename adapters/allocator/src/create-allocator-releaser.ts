@@ -17,6 +17,18 @@ export interface AllocatorReleaserOptions {
    * @default "exposed"
    */
   collectGarbage?: "exposed" | "always" | "never";
+  /**
+   * What a collection covers: `"full"`, V8's whole heap (10-20 ms after an OCR page); `"young"`,
+   * its young generation only (a scavenge, 1-3 ms), which frees only the buffers whose JavaScript
+   * objects died young. Measured with `@pixport/ocr-tesseract` on tesseract.js reading the OCR
+   * suite as a library (BENCHMARKS.md, "OCR", twelfth session): with pauses between pages, 173 and
+   * 189 MB peak with young collections (event-loop p99 17 ms) against 175-184 MB with full ones
+   * (p99 24-27 ms); page after page without a pause, 195-211 MB against 184-198, since a page's
+   * objects then outlive the scavenges. So the extractor uses full collections; `"young"` is for a
+   * host that wants shorter pauses more than the last MB.
+   * @default "full"
+   */
+  collection?: "full" | "young";
 }
 
 const hostExposesGc = (): boolean =>
@@ -112,6 +124,11 @@ export function createAllocatorReleaser(options: AllocatorReleaserOptions = {}):
     throw new TypeError(
       `createAllocatorReleaser: collectGarbage must be "exposed", "always" or "never", not ${JSON.stringify(collectGarbage)}`,
     );
+  const collection = options.collection ?? "full";
+  if (!["full", "young"].includes(collection))
+    throw new TypeError(
+      `createAllocatorReleaser: collection must be "full" or "young", not ${JSON.stringify(collection)}`,
+    );
   // The collector taken for "always", on the first release.
   let ownCollector: (() => void) | undefined;
   const found = detectAllocator();
@@ -156,7 +173,9 @@ export function createAllocatorReleaser(options: AllocatorReleaserOptions = {}):
           const collect = collectGarbage === "never" ? undefined : (ownCollector ?? garbageCollector(false));
           if (collect !== undefined) {
             const collecting = performance.now();
-            collect();
+            // V8's gc extension: no argument is a full collection; { type: "minor" } a scavenge.
+            if (collection === "young") (collect as (options: { type: "minor" }) => void)({ type: "minor" });
+            else collect();
             gcMs += performance.now() - collecting;
           }
           const start = performance.now();
