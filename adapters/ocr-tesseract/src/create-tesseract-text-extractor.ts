@@ -566,10 +566,11 @@ export function createTesseractTextExtractor(
   const engine = chooseEngine(options.engine, options.tesseractPath);
   // With tesseract.js, each page leaves copies of itself on this thread (its cuts, the PGMs sent),
   // external memory V8 frees only when it collects, which it puts off until tens of MB have piled
-  // up: the default releaser collects before it releases (after each page). Reading the OCR suite
-  // page after page, the library peaked at 184-198 MB with it and one compilation task, 201-215 MB
-  // with one compilation task alone (BENCHMARKS.md, "OCR", twelfth session); a collection holds
-  // this thread for 10-20 ms. The native engine leaves the host's collector alone.
+  // up: the default releaser collects V8's whole heap before it releases, after each page. Reading
+  // the OCR suite page after page, the library peaked at 184-198 MB with it and one compilation
+  // task, 201-215 MB with one compilation task alone, 195-211 MB with young-generation collections
+  // (BENCHMARKS.md, "OCR", twelfth session); a collection holds this thread for 10-20 ms. The
+  // native engine leaves the host's collector alone.
   const memoryReleaser =
     options.memoryReleaser === false
       ? undefined
