@@ -22,7 +22,7 @@ export interface AllocatorReleaserOptions {
    * its young generation only (a scavenge, 1-3 ms), which frees only the buffers whose JavaScript
    * objects died young. Measured with `@pixport/ocr-tesseract` on tesseract.js reading the OCR
    * suite as a library (BENCHMARKS.md, "OCR", twelfth session): with pauses between pages, 173 and
-   * 189 MB peak with young collections (event-loop p99 17 ms) against 175-184 MB with full ones
+   * 189 MB peak with young collections (event-loop p99 17 ms) against 172-184 MB with full ones
    * (p99 24-27 ms); page after page without a pause, 195-211 MB against 184-198, since a page's
    * objects then outlive the scavenges. So the extractor uses full collections; `"young"` is for a
    * host that wants shorter pauses more than the last MB.
