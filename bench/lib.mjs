@@ -60,8 +60,12 @@ export function startChild(
 }
 
 /**
- * Samples this process's RSS every 20 ms and answers a parent's "peak-rss" message with the peak
- * (the benchmark child servers call it first thing).
+ * Answers a parent's "peak-rss" message with this process's peak RSS: the kernel's high-water mark
+ * (VmHWM), which no peak escapes, where /proc has it; else the largest of samples every 20 ms
+ * (the benchmark child servers call it first thing), with the samples' peak beside it
+ * (`sampledPeakRss`). Until 2026-11-27 it answered the samples alone, which missed an OCR
+ * server's short peaks by 10-20 MB (BENCHMARKS.md, "OCR", eleventh session); under the steady
+ * loads of bench/resize-throughput.mjs and bench/delivery.mjs the two agreed to the MB.
  */
 export function reportPeakRss() {
   let peakRss = 0;
@@ -69,7 +73,10 @@ export function reportPeakRss() {
     peakRss = Math.max(peakRss, process.memoryUsage.rss());
   }, 20).unref();
   process.on("message", (message) => {
-    if (message === "peak-rss") process.send({ peakRss: Math.max(peakRss, process.memoryUsage.rss()) });
+    if (message === "peak-rss") {
+      const sampled = Math.max(peakRss, process.memoryUsage.rss());
+      process.send({ peakRss: Math.max(sampled, statusBytes("self", "VmHWM")), sampledPeakRss: sampled });
+    }
   });
 }
 

@@ -16,14 +16,9 @@ import {
 import { createHttpHandler } from "@pixport/http";
 import { createExpressRouter } from "@pixport/http-express";
 import express from "express";
+import { reportPeakRss } from "./lib.mjs";
 
-let peakRss = 0;
-setInterval(() => {
-  peakRss = Math.max(peakRss, process.memoryUsage.rss());
-}, 20).unref();
-process.on("message", (m) => {
-  if (m === "peak-rss") process.send({ peakRss });
-});
+reportPeakRss();
 const blobStore = createMemoryBlobStore();
 const keys = createMemoryKeyStore();
 const key = generateApiKey("live");

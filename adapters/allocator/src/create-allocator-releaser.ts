@@ -6,7 +6,8 @@ import type { MemoryReleaser } from "@pixport/core";
 /** Options of {@link createAllocatorReleaser}. */
 export interface AllocatorReleaserOptions {
   /**
-   * Whether a release first collects V8's garbage (a full collection on the caller's thread):
+   * Whether a release first collects V8's garbage (on the caller's thread; see `collection`).
+   * Where the allocator is `none` a release does nothing, and collects nothing either:
    * - `"exposed"`: only when the process runs with `--expose-gc` (its `globalThis.gc`);
    * - `"always"`: also without the flag. The releaser then takes V8's collection function for
    *   itself on its first release: it turns `--expose-gc` on for as long as it takes to create one
@@ -129,8 +130,9 @@ export function createAllocatorReleaser(options: AllocatorReleaserOptions = {}):
     throw new TypeError(
       `createAllocatorReleaser: collection must be "full" or "young", not ${JSON.stringify(collection)}`,
     );
-  // The collector taken for "always", on the first release.
+  // The collector taken for "always", on the first release (tried once).
   let ownCollector: (() => void) | undefined;
+  let ownTaken = false;
   const found = detectAllocator();
   let allocator = found.allocator;
   let call: Promise<((done: () => void) => void) | undefined> | undefined;
@@ -169,7 +171,10 @@ export function createAllocatorReleaser(options: AllocatorReleaserOptions = {}):
         const run = await call;
         if (run !== undefined) {
           // "exposed": only with --expose-gc; a library host that did not ask for it is not collected.
-          if (collectGarbage === "always") ownCollector ??= garbageCollector(true);
+          if (collectGarbage === "always" && !ownTaken) {
+            ownTaken = true;
+            ownCollector = garbageCollector(true);
+          }
           const collect = collectGarbage === "never" ? undefined : (ownCollector ?? garbageCollector(false));
           if (collect !== undefined) {
             const collecting = performance.now();
