@@ -8,3 +8,10 @@ describeMemoryReleaserConformance({
   create: createAllocatorReleaser,
   allocators: ["glibc"],
 });
+
+// As @pixport/ocr-tesseract creates it on tesseract.js: collecting before each release.
+describeMemoryReleaserConformance({
+  name: 'createAllocatorReleaser({ collectGarbage: "always" })',
+  create: () => createAllocatorReleaser({ collectGarbage: "always" }),
+  allocators: ["glibc"],
+});

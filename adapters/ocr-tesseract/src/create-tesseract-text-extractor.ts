@@ -125,7 +125,7 @@ export const tesseractTextExtractorOptionsSchema = z
      * flags are per process) before the first tesseract.js worker starts, unless the host's command
      * line sets it. V8 compiles the engine's hot functions again with its optimising compiler while
      * the first pages are read, by default on up to 4 threads at once, each compilation holding tens
-     * of MB: the library's process peaked at 200-213 MB during its first page on V8's default, 170-181
+     * of MB: the library's process peaked at 200-213 MB during its first page on V8's default, 170-182
      * MB with 1 (BENCHMARKS.md, "OCR", twelfth session). The optimised code is the same, it is done
      * on one thread (so over the first few pages instead of the first one); only WebAssembly
      * compilation is affected (the host's own WebAssembly modules are compiled on this many
@@ -383,7 +383,7 @@ export const WASM_SPENT_FILES = { traineddata: "/eng.traineddata", page: "/input
  * options are not allowed in NODE_OPTIONS) sets it. V8 reads it whenever it schedules WebAssembly
  * compilation, so it holds for workers started afterwards.
  */
-export function limitWasmCompilation(tasks: number): void {
+function limitWasmCompilation(tasks: number): void {
   if (tasks === 0) return;
   if (process.execArgv.some((flag) => /^--wasm[-_]num[-_]compilation[-_]tasks\b/.test(flag))) return;
   setFlagsFromString(`--wasm-num-compilation-tasks=${tasks}`);

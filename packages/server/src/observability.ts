@@ -176,7 +176,7 @@ export function createServerMetrics(
     let countedGcMs = 0;
     new Counter({
       name: "pixport_memory_release_gc_seconds_total",
-      help: "Time the releases' garbage collections held the event loop (only with node --expose-gc, as the lean start sets).",
+      help: "Time the releases' garbage collections held the event loop (with node --expose-gc, as the lean start sets, or a releaser that collects always).",
       registers: [registry],
       collect() {
         const gcMs = stats().gcMs ?? 0;
