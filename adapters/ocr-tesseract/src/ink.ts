@@ -2,13 +2,114 @@ import type { OcrBox } from "./layout.js";
 import type { Region } from "./native.js";
 
 /**
+ * A greyscale page read four pixels at a time, for the scans below to step over paper a 32-bit word
+ * at a time instead of a byte at a time. The contrast stretch makes paper exactly 255 (94-97 % of
+ * the pixels of the OCR suite's text pages; its photos' paper is mid-grey), and whether a word's
+ * four pixels are all at least a limit takes a few integer operations. `words[i]` holds pixels
+ * `lead + 4 * i` to `lead + 4 * i + 3`: a typed array view starts at a multiple of 4 bytes, and
+ * `grey` may not (a subarray, a pooled Buffer), so the `lead` pixels before are read one by one.
+ */
+export interface PaperWords {
+  words: Int32Array;
+  lead: number;
+  /**
+   * A word is paper when each of its pixels is at least 128 and its low 7 bits at least
+   * `low / 0x01010101`; -1 when no word is (a limit over 255, or NaN).
+   */
+  low: number;
+}
+
+const HIGH_BITS = 0x80808080 | 0;
+const LOW_BITS = 0x7f7f7f7f;
+
+/**
+ * The words of `grey` and the test that tells the ones whose pixels are all at least `paper`:
+ * 129 for ink at or below 128, `threshold` for ink below it. For limits of 128 to 255 the test is
+ * exact; for lower ones it errs on the safe side (it takes only words of pixels of at least 128
+ * for paper). The scans compare each pixel of a word that is not paper with their own test, so
+ * what they count as ink, and where they find it first, is what they found a pixel at a time.
+ */
+export function paperWords(grey: Uint8Array, paper: number): PaperWords {
+  const lead = (4 - (grey.byteOffset % 4)) % 4;
+  const count = grey.length > lead ? Math.floor((grey.length - lead) / 4) : 0;
+  const words = count > 0 ? new Int32Array(grey.buffer, grey.byteOffset + lead, count) : new Int32Array(0);
+  // A pixel of at least 128 is at least `paper` when its low 7 bits are at least `paper - 128`:
+  // subtracting that from each byte of a word's low bits (each at most 0x7f, so none borrows from
+  // the next) sets a high bit if, and only if, one of the pixels is below it.
+  const low = paper <= 255 ? Math.max(0, Math.ceil(paper) - 128) * 0x01010101 : -1;
+  return { words, lead, low };
+}
+
+/** Whether a word of four pixels is all paper (see {@link paperWords}; `low` not -1). */
+function isPaper(pixels: number, low: number): boolean {
+  return (pixels & HIGH_BITS) === HIGH_BITS && (((pixels & LOW_BITS) - low) & HIGH_BITS) === 0;
+}
+
+/**
+ * Whether four words are all paper: {@link isPaper} on 16 pixels at once (the four words' high
+ * bits together, their four subtractions' borrows together), after the shortcut of 16 pixels of
+ * 255. Stepping over the whole 2400x1788 page of the suite took 1.6 ms a word at a time and 1.15
+ * this way (4 ms a byte at a time).
+ */
+function arePaper(a: number, b: number, c: number, d: number, low: number): boolean {
+  const all = a & b & c & d;
+  if (all === -1) return true;
+  const borrows =
+    ((a & LOW_BITS) - low) | ((b & LOW_BITS) - low) | ((c & LOW_BITS) - low) | ((d & LOW_BITS) - low);
+  return (all & HIGH_BITS) === HIGH_BITS && (borrows & HIGH_BITS) === 0;
+}
+
+/**
+ * The first index from `from` on that is not in a word of paper lying wholly before `to` (so `to`
+ * or more when there is only paper up to it). A `from` not at a word's first pixel is returned as
+ * it is: the caller tests that pixel itself and asks again from the next one.
+ */
+export function skipPaper(paper: PaperWords, from: number, to: number): number {
+  const { words, lead, low } = paper;
+  if (low < 0 || from < lead || (from - lead) % 4 !== 0) return from;
+  const end = Math.min(words.length, Math.floor((to - lead) / 4));
+  let word = (from - lead) / 4;
+  while (
+    word + 4 <= end &&
+    arePaper(words[word]!, words[word + 1]!, words[word + 2]!, words[word + 3]!, low)
+  ) {
+    word += 4;
+  }
+  while (word < end && isPaper(words[word]!, low)) word++;
+  return lead + 4 * word;
+}
+
+/**
+ * The last index from `from` down that is not in a word of paper lying wholly at or after `to` (so
+ * below `to` when there is only paper down to it): {@link skipPaper} backwards. A `from` not at a
+ * word's last pixel is returned as it is.
+ */
+function skipPaperBack(paper: PaperWords, from: number, to: number): number {
+  const { words, lead, low } = paper;
+  if (low < 0 || from < lead || (from + 1 - lead) % 4 !== 0) return from;
+  let word = (from + 1 - lead) / 4 - 1;
+  if (word >= words.length) return from;
+  const end = Math.max(0, Math.ceil((to - lead) / 4));
+  while (
+    word - 3 >= end &&
+    arePaper(words[word]!, words[word - 1]!, words[word - 2]!, words[word - 3]!, low)
+  ) {
+    word -= 4;
+  }
+  while (word >= end && isPaper(words[word]!, low)) word--;
+  return lead + 4 * word + 3;
+}
+
+/**
  * The smallest region holding every pixel of a greyscale page darker than `threshold` (the ink),
  * grown by `margin` px on each side and clipped to the page; `undefined` for a page without ink.
  *
  * The extractor's page pass reads only this region: tesseract's layout analysis (binarisation,
  * connected components, block finding) costs in proportion to the pixels it is given, and the
  * rendered documents of the OCR suite are about half margin (BENCHMARKS.md, "OCR"). Each row is
- * scanned only outside the bounds found so far, so a page costs about one pass over its margins.
+ * scanned only outside the bounds found so far, so a page costs about one pass over its margins,
+ * and that pass steps over paper 4 to 16 pixels at a time ({@link paperWords}): 0.45 ms on the
+ * suite's 2400x1788 page, 4.2 ms a pixel at a time.
  */
 export function inkBounds(
   grey: Uint8Array,
@@ -17,9 +118,14 @@ export function inkBounds(
   margin: number,
   threshold = 128,
 ): Region | undefined {
+  const paper = paperWords(grey, threshold);
   const inked = (row: number) => {
     const start = row * width;
-    for (let index = start; index < start + width; index++) if (grey[index]! < threshold) return true;
+    const end = start + width;
+    for (let index = start; index < end; index++) {
+      index = skipPaper(paper, index, end);
+      if (index < end && grey[index]! < threshold) return true;
+    }
     return false;
   };
   let top = 0;
@@ -31,15 +137,17 @@ export function inkBounds(
   let right = -1;
   for (let row = top; row <= bottom; row++) {
     const start = row * width;
-    for (let x = 0; x < left; x++) {
-      if (grey[start + x]! < threshold) {
-        left = x;
+    for (let index = start; index < start + left; index++) {
+      index = skipPaper(paper, index, start + left);
+      if (index < start + left && grey[index]! < threshold) {
+        left = index - start;
         break;
       }
     }
-    for (let x = width - 1; x > right; x--) {
-      if (grey[start + x]! < threshold) {
-        right = x;
+    for (let index = start + width - 1; index > start + right; index--) {
+      index = skipPaperBack(paper, index, start + right + 1);
+      if (index > start + right && grey[index]! < threshold) {
+        right = index - start;
         break;
       }
     }
@@ -78,6 +186,20 @@ export function unreadInk(
   const from = new Int32Array(read.length);
   const to = new Int32Array(read.length);
   const right = area.left + area.width;
+  // Once a pixel has marked its cell, or is found covered by a range, the pixels after it up to
+  // the end of the cell, or of the range, cannot mark anything in this row and are stepped over,
+  // and so is paper, 4 to 16 pixels at a time (see `paperWords`): most of the ink is the read
+  // words', so most pixels are not looked at. On the suite's 2400x1788 page with its words read,
+  // this call took 1.3 ms, and 7.7 ms looking at every pixel. The cells' columns are worked out
+  // once per call: `column[i]` is pixel `area.left + i`'s, `next[i]` the first pixel after it in
+  // another column.
+  const column = new Int32Array(Math.max(0, Math.ceil(area.width)));
+  for (let x = area.left; x < right; x++) column[x - area.left] = Math.floor((x - area.left) / cell);
+  const next = new Int32Array(column.length);
+  for (let i = column.length - 1; i >= 0; i--) {
+    next[i] = i + 1 < column.length && column[i + 1] === column[i] ? next[i + 1]! : i + 1;
+  }
+  const paper = paperWords(grey, threshold);
   for (let row = 0; row < rows; row++) {
     const top = area.top + row * cell;
     const bottom = Math.min(area.top + area.height, top + cell);
@@ -90,15 +212,26 @@ export function unreadInk(
         ranges++;
       }
       const start = y * width;
-      for (let x = area.left; x < right; x++) {
-        if (grey[start + x]! >= threshold) continue;
-        const index = row * columns + Math.floor((x - area.left) / cell);
-        if (ink[index] === 1) continue;
-        let covered = false;
-        for (let range = 0; range < ranges && !covered; range++) {
-          covered = x >= from[range]! && x <= to[range]!;
+      for (let x = area.left; x < right; ) {
+        x = skipPaper(paper, start + x, start + right) - start;
+        if (x >= right) break;
+        if (grey[start + x]! >= threshold) {
+          x++;
+          continue;
         }
-        if (!covered) ink[index] = 1;
+        const index = row * columns + column[x - area.left]!;
+        if (ink[index] === 0) {
+          let covered = -1;
+          for (let range = 0; range < ranges && covered === -1; range++) {
+            if (x >= from[range]! && x <= to[range]!) covered = range;
+          }
+          if (covered !== -1) {
+            x = to[covered]! + 1;
+            continue;
+          }
+          ink[index] = 1;
+        }
+        x = area.left + next[x - area.left]!;
       }
     }
   }
