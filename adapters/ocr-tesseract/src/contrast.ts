@@ -30,7 +30,7 @@ export function stretchContrast(grey: Uint8Array, lower: number, upper: number):
   for (let level = 0; level < 256; level++) {
     table[level] = Math.min(255, Math.max(0, Math.round((level - low) * scale)));
   }
-  for (let index = 0; index < grey.length; index++) grey[index] = table[grey[index]!]!;
+  remap(grey, table);
 }
 
 /** Grey levels at or above this are light: ink is darker. */
@@ -45,24 +45,97 @@ const KEEP_LIGHT = 0.75;
 /**
  * The histogram of the grey levels, counted in four interleaved tables then summed: a page is
  * mostly one level (the paper), and one table would make every count wait for the previous store
- * to the same entry (about 2x slower on a 4-megapixel page).
+ * to the same entry (about 2x slower on a 4-megapixel page). The pixels are read four at a time, as
+ * 32-bit words (split into bytes whichever the byte order: only the counts matter), and sixteen of
+ * white (a document's paper is 255) are counted with one comparison: about 5.5 to 1.1 ms on a
+ * 2400x1788 document page, and 4.5 to 3 ms on a 2830x1273 photographed one with hardly any white.
  */
 function levels(grey: Uint8Array): Uint32Array {
   const a = new Uint32Array(256);
   const b = new Uint32Array(256);
   const c = new Uint32Array(256);
   const d = new Uint32Array(256);
-  const whole = grey.length - (grey.length % 4);
-  let index = 0;
-  for (; index < whole; index += 4) {
-    a[grey[index]!]! += 1;
-    b[grey[index + 1]!]! += 1;
-    c[grey[index + 2]!]! += 1;
-    d[grey[index + 3]!]! += 1;
+  const { head, words } = aligned(grey);
+  for (let index = 0; index < head; index++) a[grey[index]!]! += 1;
+  let white = 0;
+  const whole = words.length - (words.length % 4);
+  let at = 0;
+  for (; at < whole; at += 4) {
+    const first = words[at]!;
+    const second = words[at + 1]!;
+    const third = words[at + 2]!;
+    const fourth = words[at + 3]!;
+    if ((first & second & third & fourth) === -1) {
+      white += 16;
+      continue;
+    }
+    count(first, a, b, c, d);
+    count(second, a, b, c, d);
+    count(third, a, b, c, d);
+    count(fourth, a, b, c, d);
   }
-  for (; index < grey.length; index++) a[grey[index]!]! += 1;
+  for (; at < words.length; at++) count(words[at]!, a, b, c, d);
+  for (let index = head + words.length * 4; index < grey.length; index++) a[grey[index]!]! += 1;
   for (let level = 0; level < 256; level++) a[level]! += b[level]! + c[level]! + d[level]!;
+  a[255]! += white;
   return a;
+}
+
+/** Counts the four levels of a word of pixels, one in each table. */
+function count(word: number, a: Uint32Array, b: Uint32Array, c: Uint32Array, d: Uint32Array): void {
+  a[word & 255]! += 1;
+  b[(word >>> 8) & 255]! += 1;
+  c[(word >>> 16) & 255]! += 1;
+  d[word >>> 24]! += 1;
+}
+
+/**
+ * Sets every pixel to `table[pixel]`. A table that keeps every level leaves the page as it is, and
+ * is not applied at all: a page that already spans black to white (30 of the 44 pages of the OCR
+ * suite; 5.9 ms saved on a 2400x1788 page). Otherwise the pixels go four at a time, as 32-bit
+ * words, two at a time through a 65,536-entry table of pairs of levels (mapping each byte of the
+ * pair, so the same whichever the byte order), and sixteen of white are left alone where white
+ * stays white (a document's paper), the odd bytes at either end one at a time: about 5.5 to 1.6 ms
+ * on a 2830x1273 photographed page.
+ */
+function remap(grey: Uint8Array, table: Uint8Array): void {
+  if (table.every((mapped, level) => mapped === level)) return;
+  const pairs = new Uint16Array(65_536);
+  for (let pair = 0; pair < 65_536; pair++) pairs[pair] = table[pair & 255]! | (table[pair >>> 8]! << 8);
+  const keepsWhite = table[255] === 255;
+  const { head, words } = aligned(grey);
+  for (let index = 0; index < head; index++) grey[index] = table[grey[index]!]!;
+  const whole = words.length - (words.length % 4);
+  let at = 0;
+  for (; at < whole; at += 4) {
+    const first = words[at]!;
+    const second = words[at + 1]!;
+    const third = words[at + 2]!;
+    const fourth = words[at + 3]!;
+    if (keepsWhite && (first & second & third & fourth) === -1) continue;
+    words[at] = through(pairs, first);
+    words[at + 1] = through(pairs, second);
+    words[at + 2] = through(pairs, third);
+    words[at + 3] = through(pairs, fourth);
+  }
+  for (; at < words.length; at++) words[at] = through(pairs, words[at]!);
+  for (let index = head + words.length * 4; index < grey.length; index++) grey[index] = table[grey[index]!]!;
+}
+
+/** A word of four pixels mapped through the table of pairs of levels, a half at a time. */
+function through(pairs: Uint16Array, word: number): number {
+  return pairs[word & 0xffff]! | (pairs[word >>> 16]! << 16);
+}
+
+/**
+ * The page's pixels as whole 32-bit words (a view on the same memory), after the `head` bytes
+ * before the first 4-byte boundary; the bytes after the last whole word are left over.
+ */
+function aligned(grey: Uint8Array): { head: number; words: Int32Array } {
+  const head = (4 - (grey.byteOffset % 4)) % 4;
+  if (grey.length <= head) return { head: grey.length, words: new Int32Array(0) };
+  const words = new Int32Array(grey.buffer, grey.byteOffset + head, Math.floor((grey.length - head) / 4));
+  return { head, words };
 }
 
 /** The first grey level with more than `fraction` of the pixels at or below it. */

@@ -80,3 +80,198 @@ describe("stretchContrast", () => {
     expect(grey[999]).toBe(255);
   });
 });
+
+/**
+ * `stretchContrast` as it was before it read the page as 32-bit words and skipped tables that keep
+ * every level (commit 80a32f2): one pixel at a time, the oracle the faster one must match byte for
+ * byte.
+ */
+const referenceStretchContrast = (() => {
+  const LIGHT = 128;
+  const TONE = 0.01;
+  const KEEP_LIGHT = 0.75;
+
+  function stretchContrast(grey: Uint8Array, lower: number, upper: number): void {
+    const histogram = levels(grey);
+    let low = percentile(histogram, grey.length, lower);
+    const high = percentile(histogram, grey.length, upper);
+    for (let level = LIGHT; level < high; level++) {
+      if (histogram[level]! >= grey.length * TONE) {
+        low = Math.min(low, Math.max(0, Math.floor((level - KEEP_LIGHT * high) / (1 - KEEP_LIGHT))));
+      }
+    }
+    if (high - low <= 2) return;
+    const table = new Uint8Array(256);
+    const scale = 255 / (high - low);
+    for (let level = 0; level < 256; level++) {
+      table[level] = Math.min(255, Math.max(0, Math.round((level - low) * scale)));
+    }
+    for (let index = 0; index < grey.length; index++) grey[index] = table[grey[index]!]!;
+  }
+
+  function levels(grey: Uint8Array): Uint32Array {
+    const a = new Uint32Array(256);
+    const b = new Uint32Array(256);
+    const c = new Uint32Array(256);
+    const d = new Uint32Array(256);
+    const whole = grey.length - (grey.length % 4);
+    let index = 0;
+    for (; index < whole; index += 4) {
+      a[grey[index]!]! += 1;
+      b[grey[index + 1]!]! += 1;
+      c[grey[index + 2]!]! += 1;
+      d[grey[index + 3]!]! += 1;
+    }
+    for (; index < grey.length; index++) a[grey[index]!]! += 1;
+    for (let level = 0; level < 256; level++) a[level]! += b[level]! + c[level]! + d[level]!;
+    return a;
+  }
+
+  function percentile(histogram: Uint32Array, total: number, fraction: number): number {
+    let seen = 0;
+    for (let level = 0; level < 256; level++) {
+      seen += histogram[level]!;
+      if (seen > total * fraction) return level;
+    }
+    return 255;
+  }
+
+  return stretchContrast;
+})();
+
+/** A seeded PRNG (mulberry32): the same pages on every run. */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+const level = (random: () => number, from: number, to: number) =>
+  from + Math.floor(random() * (to - from + 1));
+
+/** The kinds of page the oracle test draws, each filling `grey` (its pixels only). */
+const KINDS: Record<string, (grey: Uint8Array, random: () => number) => void> = {
+  "one level": (grey, random) => {
+    grey.fill(random() < 0.5 ? 255 : level(random, 0, 255));
+  },
+  "two levels": (grey, random) => {
+    const [paper, ink, share] = [level(random, 0, 255), level(random, 0, 255), random()];
+    for (let index = 0; index < grey.length; index++) grey[index] = random() < share ? ink : paper;
+  },
+  // A document: white paper (runs of 255 a few to thousands of pixels long), text in dark levels
+  // and antialiased edges, sometimes a light band (a striped table's rows, a grey panel).
+  document: (grey, random) => {
+    grey.fill(255);
+    const band = random() < 0.5 ? level(random, 128, 254) : -1;
+    let index = 0;
+    while (index < grey.length) {
+      const run = Math.floor(random() ** 3 * 2000);
+      if (band >= 0 && random() < 0.2) grey.fill(band, index, index + run);
+      index += run;
+      for (const end = Math.min(grey.length, index + level(random, 1, 12)); index < end; index++) {
+        grey[index] = random() < 0.7 ? level(random, 0, 60) : level(random, 0, 255);
+      }
+    }
+  },
+  // A page that already spans black to white (the table keeps every level).
+  "black to white": (grey, random) => {
+    for (let index = 0; index < grey.length; index++) {
+      const draw = random();
+      grey[index] = draw < 0.05 ? 0 : draw < 0.9 ? 255 : level(random, 0, 255);
+    }
+  },
+  // A photographed page: paper of light, noisy levels, hardly ever 255.
+  photo: (grey, random) => {
+    const paper = level(random, 150, 250);
+    for (let index = 0; index < grey.length; index++) {
+      grey[index] = random() < 0.04 ? level(random, 10, 90) : Math.min(255, paper + level(random, -6, 6));
+    }
+  },
+  noise: (grey, random) => {
+    for (let index = 0; index < grey.length; index++) grey[index] = level(random, 0, 255);
+  },
+  // White paper with one non-white pixel at every position of a 16-pixel block (where the word
+  // passes skip whole blocks of white): none may be skipped.
+  "lone pixels": (grey, random) => {
+    grey.fill(255);
+    for (let index = level(random, 0, 16); index < grey.length; index += level(random, 13, 19)) {
+      grey[index] = level(random, 0, 254);
+    }
+  },
+};
+
+describe("stretchContrast, against the one-pixel-at-a-time version", () => {
+  it("leaves the same bytes on random pages of every kind, size and alignment, and none outside the page", () => {
+    const random = seeded(20261127);
+    const sizes = [0, 1, 2, 3, 4, 5, 7, 15, 16, 17, 31, 33, 63, 64, 65, 100, 257, 1023, 4099, 40_000, 65_537];
+    const percentiles: [number, number][] = [
+      [0.02, 0.99],
+      [0, 1],
+      [0.1, 0.5],
+      [0.5, 0.5],
+    ];
+    let changed = 0;
+    let kept = 0;
+    for (const [kind, draw] of Object.entries(KINDS)) {
+      for (const size of sizes) {
+        for (let round = 0; round < 3; round++) {
+          // Inside a bigger buffer at an offset of 0 to 7 bytes: the word passes start unaligned,
+          // and a write outside the page would show in the bytes around it.
+          const offset = level(random, 0, 7);
+          const buffer = new Uint8Array(offset + size + 9);
+          for (let index = 0; index < buffer.length; index++) buffer[index] = level(random, 0, 255);
+          const grey = buffer.subarray(offset, offset + size);
+          draw(grey, random);
+          const [lower, upper] = percentiles[round % percentiles.length]!;
+          const expected = Uint8Array.from(buffer);
+          referenceStretchContrast(expected.subarray(offset, offset + size), lower, upper);
+          const before = Uint8Array.from(buffer);
+          stretchContrast(grey, lower, upper);
+          // Buffer.compare: toEqual walks 65,537 bytes slowly.
+          expect(
+            Buffer.compare(buffer, expected),
+            `${kind}, ${size} px at ${offset}, ${lower}-${upper}`,
+          ).toBe(0);
+          if (Buffer.compare(buffer, before) !== 0) changed++;
+          else kept++;
+        }
+      }
+    }
+    // Both kinds of outcome occurred: pages stretched, and pages left alone.
+    expect(changed).toBeGreaterThan(100);
+    expect(kept).toBeGreaterThan(50);
+  });
+
+  it("leaves the same bytes on a document page of 2400x1788 with a grey band and on a photographed one", () => {
+    const random = seeded(5);
+    for (const kind of ["document", "photo"]) {
+      const grey = new Uint8Array(2400 * 1788);
+      KINDS[kind]!(grey, random);
+      const expected = Uint8Array.from(grey);
+      referenceStretchContrast(expected, 0.02, 0.99);
+      stretchContrast(grey, 0.02, 0.99);
+      expect(Buffer.compare(grey, expected), kind).toBe(0);
+    }
+  });
+
+  it("stretches the light paper of a photographed page, white staying white", () => {
+    // Paper at 200 (91 %), ink at 40 (5 %), a mid grey at 120, 32 px of white (3 %): with 2 % and
+    // 90 %, 40 becomes black, 200 white and 120 halfway, (120 - 40) * 255 / 160 = 127.5; the table
+    // is not the identity, and the white (skipped sixteen pixels at a time) stays white.
+    const grey = new Uint8Array(1_001).fill(200);
+    grey.fill(40, 0, 50);
+    grey[60] = 120;
+    grey.fill(255, 100, 132);
+    stretchContrast(grey, 0.02, 0.9);
+    expect(grey[0]).toBe(0);
+    expect(grey[60]).toBe(128);
+    expect(grey[99]).toBe(255);
+    expect([...grey.subarray(100, 132)].every((value) => value === 255)).toBe(true);
+    expect(grey[1_000]).toBe(255);
+  });
+});
