@@ -31,6 +31,10 @@ const running = await startPixportServer(
     ...(process.env.PIXPORT_BENCH_SOURCE_CACHE_BYTES
       ? { sourceCacheBytes: Number(process.env.PIXPORT_BENCH_SOURCE_CACHE_BYTES) }
       : {}),
+    // bench/ocr.mjs --http-env: the blob cache's size (stored originals kept in memory).
+    ...(process.env.PIXPORT_BENCH_BLOB_CACHE_BYTES
+      ? { blobCacheBytes: Number(process.env.PIXPORT_BENCH_BLOB_CACHE_BYTES) }
+      : {}),
     // bench/ocr.mjs: the embedded OCR's engine (wasm or native).
     ...(process.env.PIXPORT_BENCH_OCR_ENGINE ? { ocrEngine: process.env.PIXPORT_BENCH_OCR_ENGINE } : {}),
     // bench/background.mjs picks the background remover (e.g. the ONNX engine and its model).
