@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { stretchContrast } from "../src/contrast.js";
+import { seeded } from "./seeded.js";
 
 /** A page of `total` pixels holding `count` pixels of each given grey level, the rest `fill`. */
 function page(total: number, fill: number, levels: [level: number, count: number][]): Uint8Array {
@@ -138,18 +139,6 @@ const referenceStretchContrast = (() => {
 
   return stretchContrast;
 })();
-
-/** A seeded PRNG (mulberry32): the same pages on every run. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 const level = (random: () => number, from: number, to: number) =>
   from + Math.floor(random() * (to - from + 1));

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { measureSkew } from "../src/deskew.js";
+import { seeded } from "./seeded.js";
 
 /**
  * `measureSkew` as it was before it kept its samples in typed arrays by row and projected two
@@ -38,18 +39,6 @@ function referenceMeasureSkew(grey: Uint8Array, width: number, height: number, m
     if (score > best.score) best = { angle: tenth / 10, score };
   }
   return best.angle;
-}
-
-/** A seeded PRNG (mulberry32): the same pages on every run. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
 }
 
 const between = (random: () => number, from: number, to: number) =>

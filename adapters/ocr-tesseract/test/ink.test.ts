@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { inkBounds, paperWords, skipPaper, unreadInk } from "../src/ink.js";
 import type { OcrBox } from "../src/layout.js";
 import type { Region } from "../src/native.js";
+import { seeded } from "./seeded.js";
 
 /** A white page with the given dark rectangles. */
 function page(width: number, height: number, marks: { x: number; y: number; w: number; h: number }[]) {
@@ -325,18 +326,6 @@ const { referenceInkBounds, referenceUnreadInk } = (() => {
 
   return { referenceInkBounds, referenceUnreadInk };
 })();
-
-/** A seeded PRNG (mulberry32): the same pages on every run. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 const pick = <T>(random: () => number, values: readonly T[]): T =>
   values[Math.floor(random() * values.length)]!;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { estimateLineHeight, scaleFor, TARGET_LINE_HEIGHT } from "../src/line-height.js";
+import { seeded } from "./seeded.js";
 
 /**
  * `estimateLineHeight` as it was before it stepped over paper a word at a time (line-height.ts at
@@ -33,18 +34,6 @@ function referenceEstimateLineHeight(grey: Uint8Array, width: number, height: nu
   if (heights.length === 0) return undefined;
   heights.sort((a, b) => a - b);
   return heights[Math.floor(heights.length / 2)];
-}
-
-/** A seeded PRNG (mulberry32): the same pages on every run. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
 }
 
 const pick = <T>(random: () => number, values: readonly T[]): T =>

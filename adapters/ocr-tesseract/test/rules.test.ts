@@ -7,6 +7,7 @@ import {
   type Rule,
   type RuleOptions,
 } from "../src/rules.js";
+import { seeded } from "./seeded.js";
 
 /** A white page with a ruled grid, text-like specks and single light pixels inside the rules. */
 function page(width: number, height: number, seed: number): Uint8Array {
@@ -316,18 +317,6 @@ const reference = (() => {
 
   return { referenceRuns, referenceFindRuleLines, referenceEraseRules };
 })();
-
-/** A seeded PRNG (mulberry32): the same pages on every run. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 /** `length` bytes at an odd offset into a bigger buffer (no aligned word view of it exists). */
 function unaligned(length: number, offset: number): Uint8Array {
