@@ -1,3 +1,5 @@
+import { pageWords } from "./words.js";
+
 /**
  * Stretches the contrast of a greyscale page in place, linearly: the grey level below which
  * `lower` of the pixels lie becomes black, the one below which `upper` lie becomes white (clipped
@@ -55,7 +57,8 @@ function levels(grey: Uint8Array): Uint32Array {
   const b = new Uint32Array(256);
   const c = new Uint32Array(256);
   const d = new Uint32Array(256);
-  const { head, words } = aligned(grey);
+  const { lead, words } = pageWords(grey);
+  const head = Math.min(lead, grey.length);
   for (let index = 0; index < head; index++) a[grey[index]!]! += 1;
   let white = 0;
   const whole = words.length - (words.length % 4);
@@ -103,7 +106,8 @@ function remap(grey: Uint8Array, table: Uint8Array): void {
   const pairs = new Uint16Array(65_536);
   for (let pair = 0; pair < 65_536; pair++) pairs[pair] = table[pair & 255]! | (table[pair >>> 8]! << 8);
   const keepsWhite = table[255] === 255;
-  const { head, words } = aligned(grey);
+  const { lead, words } = pageWords(grey);
+  const head = Math.min(lead, grey.length);
   for (let index = 0; index < head; index++) grey[index] = table[grey[index]!]!;
   const whole = words.length - (words.length % 4);
   let at = 0;
@@ -125,17 +129,6 @@ function remap(grey: Uint8Array, table: Uint8Array): void {
 /** A word of four pixels mapped through the table of pairs of levels, a half at a time. */
 function through(pairs: Uint16Array, word: number): number {
   return pairs[word & 0xffff]! | (pairs[word >>> 16]! << 16);
-}
-
-/**
- * The page's pixels as whole 32-bit words (a view on the same memory), after the `head` bytes
- * before the first 4-byte boundary; the bytes after the last whole word are left over.
- */
-function aligned(grey: Uint8Array): { head: number; words: Int32Array } {
-  const head = (4 - (grey.byteOffset % 4)) % 4;
-  if (grey.length <= head) return { head: grey.length, words: new Int32Array(0) };
-  const words = new Int32Array(grey.buffer, grey.byteOffset + head, Math.floor((grey.length - head) / 4));
-  return { head, words };
 }
 
 /** The first grey level with more than `fraction` of the pixels at or below it. */

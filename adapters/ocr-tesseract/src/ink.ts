@@ -1,13 +1,13 @@
 import type { OcrBox } from "./layout.js";
 import type { Region } from "./native.js";
+import { pageWords } from "./words.js";
 
 /**
  * A greyscale page read four pixels at a time, for the scans below to step over paper a 32-bit word
  * at a time instead of a byte at a time. The contrast stretch makes paper exactly 255 (94-97 % of
  * the pixels of the OCR suite's text pages; its photos' paper is mid-grey), and whether a word's
- * four pixels are all at least a limit takes a few integer operations. `words[i]` holds pixels
- * `lead + 4 * i` to `lead + 4 * i + 3`: a typed array view starts at a multiple of 4 bytes, and
- * `grey` may not (a subarray, a pooled Buffer), so the `lead` pixels before are read one by one.
+ * four pixels are all at least a limit takes a few integer operations. `words` and `lead` are
+ * {@link pageWords}'.
  */
 export interface PaperWords {
   words: Int32Array;
@@ -30,9 +30,7 @@ const LOW_BITS = 0x7f7f7f7f;
  * what they count as ink, and where they find it first, is what they found a pixel at a time.
  */
 export function paperWords(grey: Uint8Array, paper: number): PaperWords {
-  const lead = (4 - (grey.byteOffset % 4)) % 4;
-  const count = grey.length > lead ? Math.floor((grey.length - lead) / 4) : 0;
-  const words = count > 0 ? new Int32Array(grey.buffer, grey.byteOffset + lead, count) : new Int32Array(0);
+  const { lead, words } = pageWords(grey);
   // A pixel of at least 128 is at least `paper` when its low 7 bits are at least `paper - 128`:
   // subtracting that from each byte of a word's low bits (each at most 0x7f, so none borrows from
   // the next) sets a high bit if, and only if, one of the pixels is below it.
