@@ -1,7 +1,7 @@
-import { readFileSync } from "node:fs";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import type { MemoryReleaser } from "@pixport/core";
+import { type Allocator, detectAllocator } from "./detect-allocator.js";
 
 /** Options of {@link createAllocatorReleaser}. */
 export interface AllocatorReleaserOptions {
@@ -58,33 +58,13 @@ function garbageCollector(own: boolean): (() => void) | undefined {
 
 /** A {@link MemoryReleaser} with the count and time of its releases (for logs and metrics). */
 export interface AllocatorReleaser extends MemoryReleaser {
-  readonly allocator: "glibc" | "tcmalloc" | "none";
+  readonly allocator: Allocator;
   /**
    * Releases done so far; `ms`, their allocator's part (on a libuv thread); `gcMs`, their garbage
    * collections (see {@link AllocatorReleaserOptions.collectGarbage}), which hold the caller's
    * event loop.
    */
   stats(): { releases: number; ms: number; gcMs: number };
-}
-
-/**
- * The allocator of this process, from the libraries mapped into it: tcmalloc when a `libtcmalloc`
- * is (preloaded, as the prebuilt server's launcher does), else glibc's malloc when Node runs on
- * glibc, else `none` (musl, macOS, Windows: nothing to call). Returns the library's path for
- * tcmalloc.
- */
-function detectAllocator(): { allocator: AllocatorReleaser["allocator"]; library?: string } {
-  if (process.platform !== "linux") return { allocator: "none" };
-  let maps = "";
-  try {
-    maps = readFileSync("/proc/self/maps", "utf8");
-  } catch {
-    return { allocator: "none" };
-  }
-  const tcmalloc = /\s(\/\S*\/libtcmalloc[^/\s]*\.so[.\d]*)$/m.exec(maps)?.[1];
-  if (tcmalloc !== undefined) return { allocator: "tcmalloc", library: tcmalloc };
-  // glibc's C library is mapped as libc.so.6 (musl's as ld-musl-*.so.1).
-  return { allocator: /\/libc\.so\.6$/m.test(maps) ? "glibc" : "none" };
 }
 
 /**

@@ -3,3 +3,4 @@ export {
   type AllocatorReleaserOptions,
   createAllocatorReleaser,
 } from "./create-allocator-releaser.js";
+export { limitMallocArenas } from "./limit-malloc-arenas.js";

@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { limitMallocArenas } from "../src/index.js";
 
 /**
  * The releaser against the real allocators: a child process frees about 180 MB between live
@@ -160,5 +161,51 @@ describe("createAllocatorReleaser", () => {
     expect(() => createAllocatorReleaser({ collection: "old" as never })).toThrow(
       /collection must be "full" or "young", not "old"/,
     );
+  });
+});
+
+describe("limitMallocArenas", () => {
+  const arenas = (cap: string, env: Record<string, string> = {}, preload?: string) => {
+    const run = spawnSync(
+      process.execPath,
+      ["--conditions=pixport-source", "--import", "tsx", "test/fixtures/arenas.ts", cap],
+      {
+        cwd: path.resolve(here, ".."),
+        env: { ...process.env, LD_PRELOAD: preload ?? "", ...env },
+        encoding: "utf8",
+        timeout: 60_000,
+      },
+    );
+    expect(run.stderr).toBe("");
+    expect(run.status).toBe(0);
+    return JSON.parse(run.stdout.trim().split("\n").at(-1) as string) as {
+      applied: boolean | null;
+      start: number;
+      after: number;
+    };
+  };
+
+  it("caps glibc's arenas: threads that allocate at once share the arenas there are", () => {
+    // Without the cap, the six threads got arenas of their own.
+    const free = arenas("none");
+    expect(free.after).toBeGreaterThanOrEqual(free.start + 4);
+    const capped = arenas("2");
+    expect(capped.applied).toBe(true);
+    // Arenas made before the call stay; no more were made.
+    expect(capped.after).toBe(Math.max(2, capped.start));
+  });
+
+  it("leaves an arena count the host set alone, and does nothing on tcmalloc", () => {
+    const host = arenas("2", { MALLOC_ARENA_MAX: "3" });
+    expect(host.applied).toBe(false);
+    expect(host.after).toBeGreaterThan(2);
+    expect(host.after).toBeLessThanOrEqual(3);
+    expect(arenas("2", { GLIBC_TUNABLES: "glibc.malloc.arena_max=3" }).applied).toBe(false);
+    expect(TCMALLOC, "libtcmalloc_minimal.so.4 (apt-get install libtcmalloc-minimal4)").toBeDefined();
+    expect(arenas("2", {}, TCMALLOC).applied).toBe(false);
+  });
+
+  it.each([0, 1.5, Number.NaN, 2000])("refuses %s as a cap", (cap) => {
+    expect(() => limitMallocArenas(cap)).toThrow(TypeError);
   });
 });
