@@ -4,7 +4,7 @@ import { availableParallelism } from "node:os";
 import path from "node:path";
 import { setImmediate as turn } from "node:timers/promises";
 import { setFlagsFromString } from "node:v8";
-import { createAllocatorReleaser } from "@pixport/allocator";
+import { createAllocatorReleaser, limitMallocArenas } from "@pixport/allocator";
 import type { ModelCallOptions, ModelImage, TextExtractor, TextFormat } from "@pixport/core";
 import { ErrorCodes, ImagePipelineError, type MemoryReleaser, parseOptions } from "@pixport/core";
 import sharp from "sharp";
@@ -132,6 +132,21 @@ export const tesseractTextExtractorOptionsSchema = z
      * threads too). `0` leaves V8's setting alone. @default 1
      */
     wasmCompilationTasks: z.number().int().min(0).max(128).default(1),
+    /**
+     * On glibc: caps malloc's arenas for the whole process at this many when the extractor is
+     * created (`limitMallocArenas` from `@pixport/allocator`: glibc's `mallopt(M_ARENA_MAX)`),
+     * unless the host set `MALLOC_ARENA_MAX` or `glibc.malloc.arena_max` itself, or runs another
+     * allocator (a preloaded tcmalloc, as the prebuilt server's default start has). A page is
+     * decoded and scaled by libvips on libuv's and libvips' threads, each of which otherwise gets
+     * an arena of its own that keeps what its largest page left. Reading the OCR suite page after
+     * page as a library, the process peaked at 179-183 MB with the cap, 192-211 MB without, at the
+     * same speed; with `MALLOC_ARENA_MAX=2` in the host's environment from its start, 165 MB
+     * (BENCHMARKS.md, "OCR", fourteenth session). Arenas made before the cap stay, and once glibc
+     * has made more than 8 the cap no longer takes: create the extractor before the host's first
+     * image jobs, or set `MALLOC_ARENA_MAX=2` in its environment. `0` leaves glibc alone.
+     * @default 2
+     */
+    mallocArenas: z.number().int().min(0).max(1024).default(2),
     /** The `tesseract` executable of `engine: "native"` (a path, or a name on PATH). @default "tesseract" */
     tesseractPath: z.string().min(1).default("tesseract"),
     /**
@@ -564,6 +579,7 @@ export function createTesseractTextExtractor(
   let admitted = 0;
   const langPath = options.langPath ?? defaultLangPath();
   const engine = chooseEngine(options.engine, options.tesseractPath);
+  if (options.mallocArenas > 0) limitMallocArenas(options.mallocArenas);
   // With tesseract.js, each page leaves copies of itself on this thread (its cuts, the PGMs sent),
   // external memory V8 frees only when it collects, which it puts off until tens of MB have piled
   // up: the default releaser collects V8's whole heap before it releases, after each page. Reading

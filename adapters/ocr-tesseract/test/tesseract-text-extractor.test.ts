@@ -51,14 +51,15 @@ async function renderDocument(): Promise<{ data: Uint8Array; width: number; heig
  * Reads the rendered page in a node process of its own (a script file, not -e: the tesseract.js
  * worker thread inherits the process's flags): `extractor` is the expression creating the
  * extractor, `ending` what the script does after printing the plain text (JSON) on stdout; with
- * `prelude`, statements run before the extractor is created, and `flags`, node's own. `text` is
- * the first stdout line that is a JSON string, `out` all of it. The process is killed if it has
- * not exited after 30 s.
+ * `prelude`, statements run before the extractor is created, and `flags`, node's own; with
+ * `early`, the extractor is created before the page's file is read. `text` is the first stdout
+ * line that is a JSON string, `out` all of it. The process is killed if it has not exited after
+ * 30 s.
  */
 async function readInOwnProcess(
   extractor: string,
   ending: string,
-  { prelude = "", flags = [] }: { prelude?: string; flags?: string[] } = {},
+  { prelude = "", flags = [], early = false }: { prelude?: string; flags?: string[]; early?: boolean } = {},
 ): Promise<{ code: number | null; text: string; err: string; out: string }> {
   const directory = await mkdtemp(path.join(tmpdir(), "pixport-own-process-"));
   try {
@@ -69,9 +70,9 @@ async function readInOwnProcess(
       script,
       `import { readFile } from "node:fs/promises";
       import { createTesseractTextExtractor } from ${JSON.stringify(new URL("../src/index.ts", import.meta.url).href)};
+      ${early ? `${prelude}\nconst extractor = ${extractor};` : ""}
       const data = new Uint8Array(await readFile(${JSON.stringify(path.join(directory, "page.jpg"))}));
-      ${prelude}
-      const extractor = ${extractor};
+      ${early ? "" : `${prelude}\nconst extractor = ${extractor};`}
       const image = { data, mimeType: "image/jpeg", width: ${page.width}, height: ${page.height} };
       console.log(JSON.stringify(await extractor.extract({ model: "tesseract", image, format: "plain" })));
       ${ending}`,
@@ -201,6 +202,52 @@ describe("V8's settings around tesseract.js", () => {
     expect(native.flagsSet).toEqual([]);
     expect(native.askedCollections).toBe(0);
     expect(native.gc).toBe("undefined");
+  }, 60_000);
+});
+
+describe("glibc's arenas", () => {
+  // Counts glibc's arenas (malloc_info's report) when the extractor is created and after a page.
+  // The extractor is created first thing: glibc fixes its own limit (8 per core) once it has made
+  // more than 8 arenas, after which a cap no longer takes (see the option's TSDoc).
+  const countArenas = `
+    const { createRequire } = await import("node:module");
+    const koffi = createRequire(${JSON.stringify(new URL("../../allocator/package.json", import.meta.url).href)})("koffi");
+    const libc = koffi.load("libc.so.6");
+    const fopen = libc.func("void* fopen(const char*, const char*)");
+    const fclose = libc.func("int fclose(void*)");
+    const mallocInfo = libc.func("int malloc_info(int, void*)");
+    const { readFileSync, mkdtempSync } = await import("node:fs");
+    const report = (await import("node:path")).join(mkdtempSync((await import("node:os")).tmpdir() + "/pixport-arenas-"), "info.xml");
+    const arenas = () => {
+      const file = fopen(report, "w");
+      mallocInfo(0, file);
+      fclose(file);
+      return (readFileSync(report, "utf8").match(/<heap nr=/g) ?? []).length;
+    };
+    const atCreation = arenas();`;
+  const ending = `
+    console.log(JSON.stringify({ atCreation, after: arenas() }));
+    await extractor.close();`;
+  const read = async (options: string) => {
+    const { code, text, err, out } = await readInOwnProcess(
+      `createTesseractTextExtractor({ engine: "wasm", workers: 1${options} })`,
+      ending,
+      { prelude: countArenas, early: true },
+    );
+    expect(code, err).toBe(0);
+    expect(text).toMatch(/Quarterly Report/);
+    return JSON.parse(out.split("\n").find((line) => line.startsWith("{")) as string) as {
+      atCreation: number;
+      after: number;
+    };
+  };
+
+  it("are capped at 2 when the extractor is created: reading a page makes no more", async () => {
+    const capped = await read("");
+    expect(capped.after).toBe(Math.max(2, capped.atCreation));
+    // With the cap off, the page's threads made arenas of their own.
+    const free = await read(", mallocArenas: 0");
+    expect(free.after).toBeGreaterThan(Math.max(2, free.atCreation));
   }, 60_000);
 });
 
