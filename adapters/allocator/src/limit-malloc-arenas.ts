@@ -28,9 +28,10 @@ const hostSetsArenas = (): boolean =>
  * a cap no longer takes. So call it before the host's first image jobs, or set
  * `MALLOC_ARENA_MAX` in the host's environment, which holds from the first allocation.
  *
- * Does nothing, and returns `false`, on another allocator (a preloaded tcmalloc, musl, macOS,
- * Windows), when koffi cannot load, or when the host set the arena count itself
- * (`MALLOC_ARENA_MAX`, or `glibc.malloc.arena_max` in `GLIBC_TUNABLES`), which wins.
+ * Returns `true` when glibc took the setting (which, past 8 arenas, no longer has an effect:
+ * glibc cannot tell). Does nothing, and returns `false`, on another allocator (a preloaded
+ * tcmalloc, musl, macOS, Windows), when koffi cannot load, or when the host set the arena count
+ * itself (`MALLOC_ARENA_MAX`, or `glibc.malloc.arena_max` in `GLIBC_TUNABLES`), which wins.
  *
  * @throws TypeError when `max` is not an integer from 1 to 1024.
  */
