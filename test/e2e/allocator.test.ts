@@ -157,7 +157,7 @@ describe("pixport-serve: the prebuilt server's allocator", () => {
     );
   }, 90_000);
 
-  it("starts lean with PIXPORT_MEMORY=lean: system malloc, glibc's fixed mmap threshold, V8's small young generation", async () => {
+  it("starts lean with PIXPORT_MEMORY=lean: system malloc, glibc's fixed mmap threshold and two arenas, V8's small young generation", async () => {
     const lean = await launch({ PIXPORT_ALLOCATOR_DIRS: await withTcmalloc(), PIXPORT_MEMORY: "lean" });
     expect(lean.malloc).toBe("system");
     expect(mapsOf(lean.pid)).not.toContain("libtcmalloc");
@@ -165,6 +165,16 @@ describe("pixport-serve: the prebuilt server's allocator", () => {
     expect(environment.find((entry) => entry.startsWith("GLIBC_TUNABLES="))).toContain(
       "glibc.malloc.mmap_threshold=131072",
     );
+    expect(environment).toContain("MALLOC_ARENA_MAX=2");
+    // A host's own arena count is kept, in either form.
+    const own = await launch({ PIXPORT_MEMORY: "lean", MALLOC_ARENA_MAX: "4" });
+    expect(readFileSync(`/proc/${own.pid}/environ`, "utf8").split("\0")).toContain("MALLOC_ARENA_MAX=4");
+    const tuned = await launch({ PIXPORT_MEMORY: "lean", GLIBC_TUNABLES: "glibc.malloc.arena_max=3" });
+    expect(
+      readFileSync(`/proc/${tuned.pid}/environ`, "utf8")
+        .split("\0")
+        .filter((entry) => entry.startsWith("MALLOC_ARENA_MAX=")),
+    ).toEqual([]);
     // V8's gc() is exposed, so the release of free memory collects the finished jobs' buffers.
     expect(environment.find((entry) => entry.startsWith("NODE_OPTIONS="))).toContain(
       "--max-semi-space-size=1 --expose-gc",

@@ -143,8 +143,9 @@ export const tesseractTextExtractorOptionsSchema = z
      * same speed; with `MALLOC_ARENA_MAX=2` in the host's environment from its start, 165 MB
      * (BENCHMARKS.md, "OCR", fourteenth session). Arenas made before the cap stay, and once glibc
      * has made more than 8 the cap no longer takes: create the extractor before the host's first
-     * image jobs, or set `MALLOC_ARENA_MAX=2` in its environment. `0` leaves glibc alone.
-     * @default 2
+     * image jobs, or set `MALLOC_ARENA_MAX=2` in its environment. `0` leaves glibc alone (the
+     * prebuilt server passes it: its launcher sets the allocator, and two arenas cost the resize
+     * load 4-10 % of its throughput). @default 2
      */
     mallocArenas: z.number().int().min(0).max(1024).default(2),
     /** The `tesseract` executable of `engine: "native"` (a path, or a name on PATH). @default "tesseract" */
