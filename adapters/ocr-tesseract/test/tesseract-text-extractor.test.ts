@@ -209,6 +209,8 @@ describe("glibc's arenas", () => {
   // Counts glibc's arenas (malloc_info's report) when the extractor is created and after a page.
   // The extractor is created first thing: glibc fixes its own limit (8 per core) once it has made
   // more than 8 arenas, after which a cap no longer takes (see the option's TSDoc).
+  // Inline and synchronous (koffi loaded with require): importing a shared helper module reads
+  // files on libuv's threads, which made glibc pass 8 arenas before the extractor existed.
   const countArenas = `
     const { createRequire } = await import("node:module");
     const koffi = createRequire(${JSON.stringify(new URL("../../allocator/package.json", import.meta.url).href)})("koffi");
@@ -216,8 +218,9 @@ describe("glibc's arenas", () => {
     const fopen = libc.func("void* fopen(const char*, const char*)");
     const fclose = libc.func("int fclose(void*)");
     const mallocInfo = libc.func("int malloc_info(int, void*)");
-    const { readFileSync, mkdtempSync } = await import("node:fs");
-    const report = (await import("node:path")).join(mkdtempSync((await import("node:os")).tmpdir() + "/pixport-arenas-"), "info.xml");
+    const { readFileSync, mkdtempSync, rmSync } = await import("node:fs");
+    const reports = mkdtempSync((await import("node:os")).tmpdir() + "/pixport-arenas-");
+    const report = reports + "/info.xml";
     const arenas = () => {
       const file = fopen(report, "w");
       mallocInfo(0, file);
@@ -227,6 +230,7 @@ describe("glibc's arenas", () => {
     const atCreation = arenas();`;
   const ending = `
     console.log(JSON.stringify({ atCreation, after: arenas() }));
+    rmSync(reports, { recursive: true, force: true });
     await extractor.close();`;
   const read = async (options: string) => {
     const { code, text, err, out } = await readInOwnProcess(
