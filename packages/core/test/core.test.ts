@@ -226,33 +226,100 @@ describe("pipeline", () => {
 });
 
 describe("createCachingBlobStore", () => {
-  it("reads a key from the backend once and forgets deleted keys", async () => {
-    const { createCachingBlobStore } = await import("../src/index.js");
+  const countingBackend = () => {
     const backend = createMemoryBlobStore();
-    let reads = 0;
-    const counting = { ...backend, get: (key: string) => (reads++, backend.get(key)) };
+    const reads: string[] = [];
+    return {
+      backend,
+      reads,
+      counting: {
+        ...backend,
+        get: (key: string) => {
+          reads.push(key);
+          return backend.get(key);
+        },
+      },
+    };
+  };
+
+  it("keeps a blob from its second read, and forgets deleted keys", async () => {
+    const { createCachingBlobStore } = await import("../src/index.js");
+    const { backend, reads, counting } = countingBackend();
     await backend.put("images/a.png", new Uint8Array([1, 2, 3]), { contentType: "image/png" });
     const cached = createCachingBlobStore(counting, { maxBytes: 1024 });
-    expect(await cached.get("images/a.png")).toEqual(new Uint8Array([1, 2, 3]));
-    expect(await cached.get("images/a.png")).toEqual(new Uint8Array([1, 2, 3]));
-    expect(reads).toBe(1);
+    for (let read = 0; read < 4; read++)
+      expect(await cached.get("images/a.png")).toEqual(new Uint8Array([1, 2, 3]));
+    expect(reads).toEqual(["images/a.png", "images/a.png"]);
     await cached.delete("images/a.png");
     expect(await cached.get("images/a.png")).toBeNull();
-    expect(reads).toBe(2);
+    expect(reads).toHaveLength(3);
+  });
+
+  it("does not keep what is written, nor what is read once among the recent keys", async () => {
+    const { createCachingBlobStore } = await import("../src/index.js");
+    const { reads, counting } = countingBackend();
+    const cached = createCachingBlobStore(counting, { maxBytes: 1024, recentKeys: 2 });
+    for (const name of ["a", "b", "c"])
+      await cached.put(`k/${name}`, new Uint8Array(10), { contentType: "x/y" });
+    await cached.get("k/a");
+    expect(reads).toEqual(["k/a"]);
+    // Two other keys read once push k/a out of the two recent keys: its next read is a first again.
+    await cached.get("k/b");
+    await cached.get("k/c");
+    await cached.get("k/a");
+    await cached.get("k/a");
+    await cached.get("k/a");
+    expect(reads).toEqual(["k/a", "k/b", "k/c", "k/a", "k/a"]);
+  });
+
+  it("neither keeps nor refreshes a blob for a background read", async () => {
+    const { createCachingBlobStore } = await import("../src/index.js");
+    const { reads, counting } = countingBackend();
+    const cached = createCachingBlobStore(counting, { maxBytes: 100 });
+    for (const name of ["a", "b", "c", "d", "e"])
+      await cached.put(`k/${name}`, new Uint8Array(25), { contentType: "x/y" });
+    await cached.get("k/e", { background: true });
+    await cached.get("k/e"); // a first use: background reads do not count
+    expect(reads).toEqual(["k/e", "k/e"]);
+    // a..d kept (two reads each: 100 bytes, the bound); a background read of a returns its kept
+    // bytes without making it the most recent, so keeping e pushes a out.
+    for (const name of ["a", "a", "b", "b", "c", "c", "d", "d"]) await cached.get(`k/${name}`);
+    reads.length = 0;
+    expect(await cached.get("k/a", { background: true })).toHaveLength(25);
+    await cached.get("k/e");
+    await cached.get("k/b");
+    await cached.get("k/a");
+    expect(reads).toEqual(["k/e", "k/a"]);
+  });
+
+  it("keeps every written and read blob with keepOnFirstRead", async () => {
+    const { createCachingBlobStore } = await import("../src/index.js");
+    const { backend, reads, counting } = countingBackend();
+    await backend.put("k/read", new Uint8Array(10), { contentType: "x/y" });
+    const cached = createCachingBlobStore(counting, { maxBytes: 1024, keepOnFirstRead: true });
+    await cached.put("k/written", new Uint8Array(10), { contentType: "x/y" });
+    await cached.get("k/written");
+    await cached.get("k/read");
+    await cached.get("k/read");
+    expect(reads).toEqual(["k/read"]);
   });
 
   it("evicts the least recently used entries past maxBytes and skips oversized blobs", async () => {
     const { createCachingBlobStore } = await import("../src/index.js");
-    const backend = createMemoryBlobStore();
-    const reads: string[] = [];
-    const counting = { ...backend, get: (key: string) => (reads.push(key), backend.get(key)) };
+    const { reads, counting } = countingBackend();
     const cached = createCachingBlobStore(counting, { maxBytes: 400 });
-    for (const name of ["a", "b", "c", "d", "e"])
-      await cached.put(`k/${name}`, new Uint8Array(100), { contentType: "x/y" });
-    await cached.put("k/big", new Uint8Array(101), { contentType: "x/y" });
+    for (const name of ["a", "b", "c", "d", "e", "big"])
+      await cached.put(`k/${name}`, new Uint8Array(name === "big" ? 101 : 100), { contentType: "x/y" });
+    // Two reads each keep a..e in turn (the fifth pushes a out) and never big (over 400 / 4).
+    for (const name of ["a", "b", "c", "d", "e", "big"]) {
+      await cached.get(`k/${name}`);
+      await cached.get(`k/${name}`);
+    }
+    reads.length = 0;
     await cached.get("k/big");
     await cached.get("k/a");
     await cached.get("k/e");
+    await cached.get("k/b");
     expect(reads).toEqual(["k/big", "k/a"]);
   });
 });

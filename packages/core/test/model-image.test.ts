@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 import {
+  type BlobStore,
   type Caller,
+  createCachingBlobStore,
   createImagePipeline,
+  createMemoryBlobStore,
   type ImageCodec,
   type ModelImage,
   type TextExtractor,
@@ -27,6 +30,7 @@ function setup(
     /** The extractor's own body (default: record the image, wait for `gate`, answer "text"). */
     extract?: TextExtractor["extract"];
     memoryBudget?: { maxBytes: number; maxWaitMs: number };
+    blobStore?: BlobStore;
   } = {},
 ) {
   const transforms: TransformRequest[] = [];
@@ -69,7 +73,8 @@ function setup(
         return "text";
       }),
   };
-  const pipeline = createImagePipeline(memoryDeps(codec, { models: { textExtractor } }), {
+  const extra = options.blobStore === undefined ? {} : { blobStore: options.blobStore };
+  const pipeline = createImagePipeline(memoryDeps(codec, { models: { textExtractor }, ...extra }), {
     ...(options.facts ? { backgroundFacts: true, workQueue: {} } : {}),
     ...(options.memoryBudget === undefined ? {} : { memoryBudget: options.memoryBudget }),
   });
@@ -126,6 +131,30 @@ describe("the image handed to a text extractor", () => {
     await extraction;
     // ...and are computed once it is over.
     await expect.poll(() => samples.length).toBe(2);
+    await pipeline.stopBackgroundWork();
+  });
+
+  it("background facts read the stored bytes without counting as a use for the blob cache", async () => {
+    const backend = createMemoryBlobStore();
+    const reads: string[] = [];
+    const blobStore = createCachingBlobStore({
+      ...backend,
+      get: (key, options) => {
+        reads.push(key);
+        return backend.get(key, options);
+      },
+    });
+    const { pipeline, samples } = setup(true, { facts: true, blobStore });
+    const page = await pipeline.uploadImage(live, { name: "page", image: fake("png", 30, 20) });
+    const extract = () =>
+      pipeline.extractFormattedText(live, { imageId: page.id, body: { format: "plain" } });
+    await expect.poll(() => samples.length).toBe(1);
+    await extract();
+    expect(reads).toHaveLength(2); // the facts' read, then the extraction's (a first use)
+    await extract(); // the second use: read again, and kept
+    await extract();
+    await extract();
+    expect(reads).toHaveLength(3);
     await pipeline.stopBackgroundWork();
   });
 

@@ -160,7 +160,8 @@ export function createFactsScheduler(
       try {
         const record = await context.images.get(id);
         if (record === null || record.facts !== undefined) continue;
-        const bytes = await context.blobStore.get(record.blobKey);
+        // A background read: a caching store does not count it as a use of the image.
+        const bytes = await context.blobStore.get(record.blobKey, { background: true });
         if (bytes === null) continue;
         // Decoding the image for its sample is a job of the memory budget like any other: bounded
         // with the paying jobs, and a large one is followed by the budget's release of free memory.

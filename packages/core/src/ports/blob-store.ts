@@ -35,7 +35,12 @@ export interface BlobStore {
    * content can be made again (the variant cache); stores that are always durable ignore it.
    */
   put(key: string, data: Uint8Array, metadata: BlobMetadata, options?: { durable?: boolean }): Promise<void>;
-  get(key: string): Promise<Uint8Array | null>;
+  /**
+   * `options.background: true` marks a read by a background job rather than a request's use of
+   * the blob (the deferred image facts): a caching store neither keeps nor refreshes the blob for
+   * it; other stores ignore it.
+   */
+  get(key: string, options?: { background?: boolean }): Promise<Uint8Array | null>;
   stat(key: string): Promise<BlobInfo | null>;
   delete(key: string): Promise<void>;
   /**
