@@ -31,7 +31,7 @@ export interface CachingBlobStoreOptions {
  * `background` option: the deferred image facts) pass through, so a stream of images that are each
  * uploaded and read once (OCR pages, one-off conversions) does not fill the cache with bytes nobody
  * reads again. Reading the OCR suite through the server, keeping every upload cost
- * about 10 MB of its peak (BENCHMARKS.md, "OCR", fifteenth session). `keepOnFirstRead` restores
+ * about 8 MB of its peak (BENCHMARKS.md, "OCR", fifteenth session). `keepOnFirstRead` restores
  * the older rule (every read and every `put` kept).
  *
  * Only correct for write-once keys: pixport's own keys are (every image has a new random id and its

@@ -149,7 +149,11 @@ export const serverConfigSchema = z
       .default(16 * 1024),
     /** Time an upload body may take before its rate is checked, ms. @default 10000 */
     uploadGraceMs: z.number().int().min(100).max(600_000).default(10_000),
-    /** Bytes of recently used private blobs kept in memory (0 disables the cache). @default 64 MiB */
+    /**
+     * Bytes of stored originals kept in memory, least recently used out first, each from its second
+     * read among the last 1,024 (never on upload; see `createCachingBlobStore`); `0` disables the
+     * cache. @default 64 MiB
+     */
     blobCacheBytes: z
       .number()
       .int()

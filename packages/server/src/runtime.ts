@@ -120,7 +120,8 @@ export async function createPixportRuntime(
   const paths = dataPaths(config.dataDir);
   const storage = config.storage === "s3" ? await createS3Storage(config) : createFsStorage(paths);
   const privateBlobs = storage.privateBlobs;
-  // Hot sources (one upload, many derived sizes) are read from disk once; keys are write-once.
+  // Hot sources (one upload, many derived sizes) are read from disk twice, then from memory; an
+  // image uploaded and read once (an OCR page) is never kept. Keys are write-once.
   const blobStore =
     config.blobCacheBytes > 0
       ? createCachingBlobStore(privateBlobs, { maxBytes: config.blobCacheBytes })
