@@ -4,7 +4,7 @@ export const NOT_KEPT = Symbol("not kept");
 /**
  * Decoded sources kept between requests by a codec, by the request's `sourceKey` (the sharp and
  * jimp codecs use it; `data.byteLength` is what an entry costs), least recently used out
- * first past `maxBytes`. A key is decoded into the cache on its second use among the last
+ * first past `maxBytes`; `createCachingBlobStore` keeps stored bytes by the same rule. A key is decoded into the cache on its second use among the last
  * `recentKeys` keys seen, so an image transformed once costs nothing more than before; a source
  * larger than a quarter of `maxBytes` is never kept (a few big images cannot flush the rest).
  * Concurrent first uses of one key decode once.
@@ -45,17 +45,38 @@ export class SourceCache<Decoded extends { data: { byteLength: number } }> {
     if (decoding === undefined) {
       decoding = decode();
       this.#decoding.set(key, decoding);
+      const started = decoding;
+      // A key forgotten while it was decoded (a deleted blob) is not kept afterwards.
       decoding.then(
         (decoded) => {
+          if (this.#decoding.get(key) !== started) return;
           this.#decoding.delete(key);
           this.#keep(key, decoded);
         },
-        () => this.#decoding.delete(key),
+        () => {
+          if (this.#decoding.get(key) === started) this.#decoding.delete(key);
+        },
       );
     }
     // A source over the bound was decoded for this use anyway: it serves it, and is not kept.
     const decoded = await decoding;
     return decoded === NOT_KEPT ? null : decoded;
+  }
+
+  /** The kept source of `key`, if any, without counting a use or refreshing its place. */
+  peek(key: string): Decoded | null {
+    const entry = this.#entries.get(key);
+    return entry === undefined || entry === NOT_KEPT ? null : entry;
+  }
+
+  /** Drops `key`: its kept source, its recent use, and a decode of it still running. */
+  forget(key: string): void {
+    this.#seen.delete(key);
+    this.#decoding.delete(key);
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return;
+    this.#entries.delete(key);
+    if (entry !== NOT_KEPT) this.#bytes -= entry.data.byteLength;
   }
 
   /** Whether a source of these dimensions could be kept at all (check it before decoding). */

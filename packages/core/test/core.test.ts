@@ -292,16 +292,28 @@ describe("createCachingBlobStore", () => {
     expect(reads).toEqual(["k/e", "k/a"]);
   });
 
-  it("keeps every written and read blob with keepOnFirstRead", async () => {
+  it("does not keep a blob deleted while its keeping read was in flight", async () => {
     const { createCachingBlobStore } = await import("../src/index.js");
-    const { backend, reads, counting } = countingBackend();
-    await backend.put("k/read", new Uint8Array(10), { contentType: "x/y" });
-    const cached = createCachingBlobStore(counting, { maxBytes: 1024, keepOnFirstRead: true });
-    await cached.put("k/written", new Uint8Array(10), { contentType: "x/y" });
-    await cached.get("k/written");
-    await cached.get("k/read");
-    await cached.get("k/read");
-    expect(reads).toEqual(["k/read"]);
+    const backend = createMemoryBlobStore();
+    await backend.put("k/a", new Uint8Array([7]), { contentType: "x/y" });
+    let open!: () => void;
+    let gated = false;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const cached = createCachingBlobStore({
+      ...backend,
+      get: async (key) => {
+        const data = await backend.get(key);
+        if (gated) await gate;
+        return data;
+      },
+    });
+    await cached.get("k/a");
+    gated = true;
+    const keeping = cached.get("k/a"); // the second read: the one that keeps
+    await cached.delete("k/a");
+    open();
+    expect(await keeping).toEqual(new Uint8Array([7]));
+    expect(await cached.get("k/a")).toBeNull();
   });
 
   it("evicts the least recently used entries past maxBytes and skips oversized blobs", async () => {

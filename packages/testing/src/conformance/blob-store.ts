@@ -176,6 +176,15 @@ export function describeBlobStoreConformance(options: BlobStoreConformanceOption
         });
       });
 
+      it("returns the same bytes for a background read (get's background option)", async () => {
+        const { store } = context;
+        const data = bytes(300, 5);
+        await store.put("images/background.png", data, { contentType: PNG });
+        const read = await store.get("images/background.png", { background: true });
+        expect(Array.from(read ?? [])).toEqual(Array.from(data));
+        expect(await store.get("images/missing.png", { background: true })).toBeNull();
+      });
+
       it("stores an empty blob", async () => {
         const { store } = context;
         await store.put("empty.bin", new Uint8Array(), { contentType: "application/octet-stream" });
