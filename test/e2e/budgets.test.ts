@@ -68,6 +68,27 @@ describe.each(CODECS)("CPU budgets (%s)", (codec) => {
     ).toBe(201);
   });
 
+  // libjpeg skips junk before a marker with a warning and decodes every scan behind it.
+  it.each([
+    ["one 0x00", [0x00]],
+    ["a stuffed FF 00", [0xff, 0x00]],
+  ])("refuses the same JPEG with %s before its first scan, before decoding it", async (_name, junk) => {
+    const key = await newKey(handle.server, "live", "scans-junk");
+    const bomb = await scanHeavyJpeg(3_000);
+    let firstScan = 0;
+    while (!(bomb[firstScan] === 0xff && bomb[firstScan + 1] === 0xda)) firstScan += 1;
+    const hostile = new Uint8Array([...bomb.subarray(0, firstScan), ...junk, ...bomb.subarray(firstScan)]);
+    const { result, ms } = await elapsed(() =>
+      call(handle.url, "POST", "/v1/images/upload", { key, form: uploadForm("junk", hostile) }),
+    );
+    expect(result.status).toBe(422);
+    expect(result.json.code).toBe("IMAGE_TOO_LARGE");
+    expect(result.json.errors).toEqual([
+      expect.stringMatching(/^image must be a jpeg with at most 100 scans/),
+    ]);
+    expect(ms).toBeLessThan(5_000);
+  });
+
   it("blurs a 2000 x 2000 image with the largest sigma within seconds", async () => {
     const key = await newKey(handle.server, "live", "blur");
     const image = await upload(handle.url, key, await photo(2000, 2000), "large");

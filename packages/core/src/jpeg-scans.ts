@@ -4,6 +4,11 @@
  * few hundred KB can carry thousands of valid scans, and every scan makes the decoder revisit the
  * whole image, so the count bounds the decoding cost before any pixel is decoded.
  *
+ * The walk is as lenient as libjpeg's marker reader (`next_marker` in jdmarker.c): bytes that are
+ * not a marker (junk, or a stuffed `FF 00` outside entropy-coded data) are skipped with a warning
+ * there and decoding goes on, so they are skipped here too. Stopping at them would hide every scan
+ * behind one junk byte from this count, and not from the decoder.
+ *
  * Stops counting once `stopAfter` scans were seen (the caller only needs to know it is over its
  * cap). Returns `null` when the bytes are not a JPEG marker stream.
  */
@@ -11,21 +16,18 @@ export function countJpegScans(bytes: Uint8Array, stopAfter = Number.POSITIVE_IN
   if (bytes.length < 4 || bytes[0] !== 0xff || bytes[1] !== 0xd8) return null;
   let scans = 0;
   let offset = 2;
-  while (offset + 1 < bytes.length) {
-    if (bytes[offset] !== 0xff) return scans; // not at a marker: stop where the structure ends
-    const marker = bytes[offset + 1] as number;
-    if (marker === 0xff) {
-      offset += 1; // fill byte
-      continue;
-    }
-    offset += 2;
-    if (marker === 0xd9) return scans; // EOI
-    if (marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) continue; // TEM, RSTn: no length
+  for (;;) {
+    const marker = nextMarker(bytes, offset);
+    if (marker === null) return scans;
+    offset = marker.end;
+    const code = marker.code;
+    if (code === 0xd9) return scans; // EOI
+    if (code === 0x01 || (code >= 0xd0 && code <= 0xd7)) continue; // TEM, RSTn: no length
     if (offset + 1 >= bytes.length) return scans;
     const length = ((bytes[offset] as number) << 8) | (bytes[offset + 1] as number);
     if (length < 2) return scans;
     offset += length;
-    if (marker !== 0xda) continue;
+    if (code !== 0xda) continue;
     scans += 1;
     if (scans >= stopAfter) return scans;
     // Entropy-coded data: runs until a marker that is neither a stuffed 0xFF00 nor a restart marker.
@@ -37,5 +39,21 @@ export function countJpegScans(bytes: Uint8Array, stopAfter = Number.POSITIVE_IN
       offset += 1;
     }
   }
-  return scans;
+}
+
+/**
+ * The next marker at or after `offset`, as libjpeg finds it: skips any byte up to an `FF`, any
+ * run of `FF` fill bytes, and an `FF 00` pair as junk. `end` is the offset just past the marker
+ * code. `null` at the end of the bytes.
+ */
+function nextMarker(bytes: Uint8Array, offset: number): { code: number; end: number } | null {
+  let at = offset;
+  for (;;) {
+    while (at < bytes.length && bytes[at] !== 0xff) at += 1;
+    while (at < bytes.length && bytes[at] === 0xff) at += 1;
+    if (at >= bytes.length) return null;
+    const code = bytes[at] as number;
+    at += 1;
+    if (code !== 0x00) return { code, end: at };
+  }
 }
