@@ -212,7 +212,8 @@ function readHeaders(
   single: Record<string, string | undefined> | null | undefined,
   multi: Record<string, string[] | undefined> | null | undefined,
 ): Record<string, string | string[] | undefined> {
-  const headers: Record<string, string | string[] | undefined> = {};
+  // Null prototype: a header named `__proto__` is a header like any other, not a prototype.
+  const headers: Record<string, string | string[] | undefined> = Object.create(null);
   if (multi != null) {
     for (const [name, values] of Object.entries(multi)) {
       if (values === undefined || values.length === 0) continue;

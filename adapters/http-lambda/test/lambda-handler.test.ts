@@ -61,6 +61,22 @@ describe("createLambdaHandler translation details", () => {
     expect(seen[0]?.query.getAll("take")).toEqual(["1", "2"]);
   });
 
+  it("keeps a header named like an Object.prototype member as a header, never a prototype", async () => {
+    const { seen, handler } = recorder();
+    await createLambdaHandler(handler)(
+      // Parsed from JSON, as Lambda's events are: `__proto__` is then an own key of the object.
+      v1({
+        multiValueHeaders: JSON.parse('{"__proto__": ["a", "b"], "constructor": ["c"], "X-Api-Key": ["k"]}'),
+      }),
+    );
+    const headers = seen[0]?.headers ?? {};
+    expect(Object.getPrototypeOf(headers)).toBeNull();
+    expect(Object.hasOwn(headers, "__proto__")).toBe(true);
+    expect(Object.getOwnPropertyDescriptor(headers, "__proto__")?.value).toEqual(["a", "b"]);
+    expect(headers.constructor).toBe("c");
+    expect(headers["x-api-key"]).toBe("k");
+  });
+
   it("joins v2 cookies into one Cookie header and decodes a base64 body", async () => {
     const { seen, handler } = recorder();
     await createLambdaHandler(handler)({

@@ -191,7 +191,8 @@ function parseTokens(tokens: readonly string[], presets: Readonly<Record<string,
         break;
       }
       case "p":
-        if (presets[value] === undefined) bad("is not a preset of this server");
+        // Own keys only: `p_constructor` must not find Object.prototype's members.
+        if (!Object.hasOwn(presets, value)) bad("is not a preset of this server");
         else result.p = value;
         break;
       case "exp": {

@@ -169,7 +169,7 @@ const NAMED: Record<string, string> = {
 export function parseColor(input: string): Rgba | null {
   const value = input.trim().toLowerCase();
   if (value === "transparent") return { ...TRANSPARENT };
-  const hex = value.startsWith("#") ? value.slice(1) : NAMED[value];
+  const hex = value.startsWith("#") ? value.slice(1) : Object.hasOwn(NAMED, value) ? NAMED[value] : undefined;
   if (hex === undefined || !/^[0-9a-f]+$/.test(hex)) return null;
   let digits: string;
   if (hex.length === 3 || hex.length === 4) digits = [...hex].map((digit) => digit + digit).join("");
