@@ -201,6 +201,7 @@ export async function startPixportServer(
         memoryReleaser: runtime.container.isRegistered(Tokens.MemoryReleaser, true)
           ? resolve(runtime.container, Tokens.MemoryReleaser)
           : undefined,
+        log: pinoLogger?.stats,
       })
     : undefined;
   observe = (event) => {

@@ -21,8 +21,38 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
  * read it in a terminal), adapted to pixport's `Logger` port. Contexts become fields; an `error`
  * field keeps the cause's text.
  */
-export function createPinoLogger(level: LogLevel): { logger: Logger; pino: pino.Logger } {
-  const base = pino({ level, base: { service: "pixport" } }, pino.destination({ fd: 2, sync: false }));
+export function createPinoLogger(level: LogLevel): {
+  logger: Logger;
+  pino: pino.Logger;
+  /** Failed writes of the destination (a full disk, a closed pipe) and drops since start. */
+  stats(): LogStats;
+} {
+  const stats: LogStats = { writeErrors: 0, drops: 0 };
+  // A log that cannot be written (ENOSPC, EPIPE) must never take the server down: SonicBoom
+  // re-emits the failed write as an `error` event, which Node turns into an exit when nobody
+  // listens. The error is counted and the write retried with the next line; meanwhile the backlog
+  // is capped, and lines beyond it are dropped (and counted) instead of growing memory.
+  const destination = pino.destination({ fd: 2, sync: false, maxLength: LOG_BACKLOG_BYTES });
+  let failing = false;
+  destination.on("error", () => {
+    stats.writeErrors += 1;
+    failing = true;
+  });
+  destination.on("write", () => {
+    failing = false;
+  });
+  // pino flushes the backlog synchronously at exit, and SonicBoom's flushSync retries a write that
+  // fails with anything but EAGAIN forever: a server on a full log disk could never exit. While the
+  // last write failed, the backlog is dropped instead.
+  const flushSync = destination.flushSync.bind(destination);
+  destination.flushSync = () => {
+    if (failing) stats.drops += 1;
+    else flushSync();
+  };
+  destination.on("drop", () => {
+    stats.drops += 1;
+  });
+  const base = pino({ level, base: { service: "pixport" } }, destination);
   const at =
     (method: Level) =>
     (message: string, context?: Record<string, unknown>): void => {
@@ -31,8 +61,18 @@ export function createPinoLogger(level: LogLevel): { logger: Logger; pino: pino.
   return {
     pino: base,
     logger: { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") },
+    stats: () => ({ ...stats }),
   };
 }
+
+/** What the server's log could not write. */
+export interface LogStats {
+  writeErrors: number;
+  drops: number;
+}
+
+/** Log bytes waiting for their destination before new lines are dropped. */
+const LOG_BACKLOG_BYTES = 4 * 1024 * 1024;
 
 /**
  * One access line per answered API request: method, route template, status, duration, bytes,
@@ -78,10 +118,33 @@ export function createServerMetrics(
     memoryReleaser?:
       | (MemoryReleaser & { stats?(): { releases: number; ms: number; gcMs?: number } })
       | undefined;
+    /** The server log's write failures (`createPinoLogger().stats`). */
+    log?: (() => LogStats) | undefined;
   },
 ): ServerMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "pixport_" });
+  const log = options.log;
+  if (log !== undefined) {
+    new Counter({
+      name: "pixport_log_write_errors_total",
+      help: "Failed writes of the log destination (a full disk, a closed pipe); the server goes on.",
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(log().writeErrors);
+      },
+    });
+    new Counter({
+      name: "pixport_log_drops_total",
+      help: "Log output dropped: a line refused while the backlog was full, or the backlog at exit while the destination failed.",
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(log().drops);
+      },
+    });
+  }
   const requests = new Counter({
     name: "pixport_http_requests_total",
     help: "Answered API requests by route template, method and status.",
