@@ -8,7 +8,7 @@ import { asBuffer, invalidImage, tooLarge, translateDecodeError, unsupported } f
 import { decodeAvif, encodeAvif } from "./formats/avif.js";
 import { decodeGif, encodeGif, type Frames } from "./formats/gif.js";
 import { decodeTiff, encodeTiff } from "./formats/tiff.js";
-import { readHeader, type StoredHeader } from "./header.js";
+import { type JimpHeader, readHeader } from "./header.js";
 import { decodeWebp, encodeWebp } from "./webp.js";
 
 export type { Frames } from "./formats/gif.js";
@@ -26,7 +26,7 @@ const PNG_COLOR_RGB = 2;
 const PNG_COLOR_RGBA = 6;
 
 /** Header facts plus the size after EXIF orientation. */
-export interface CheckedHeader extends StoredHeader {
+export interface CheckedHeader extends JimpHeader {
   orientedWidth: number;
   orientedHeight: number;
 }

@@ -25,6 +25,7 @@ export {
   formatHasAlpha,
   toImage,
 } from "./image.js";
+export { readImageHeader, type StoredHeader } from "./image-header.js";
 export { NOT_KEPT, SourceCache } from "./kept-sources.js";
 export { compareNewestFirst, paginate } from "./memory/paginate.js";
 export type { PipelineContext } from "./operations/context.js";

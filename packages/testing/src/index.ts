@@ -86,7 +86,13 @@ export {
   type MaskFixture,
   orientedFixtureJpeg,
 } from "./fixtures/background.js";
-export { declaredSizeBomb, hugeCanvasAnimatedWebp, manyFramesGif, manyPagesTiff } from "./fixtures/bombs.js";
+export {
+  declaredSizeBomb,
+  hugeCanvasAnimatedWebp,
+  losslessWebpBomb,
+  manyFramesGif,
+  manyPagesTiff,
+} from "./fixtures/bombs.js";
 export { OCR_DOCUMENT_SUITE, type SuiteDocument } from "./fixtures/document-suite.js";
 export {
   BODY_FONT_SIZE,

@@ -15,8 +15,10 @@ import {
   type ImageRecord,
   type KeyKind,
   MIME_TYPES,
+  sniffImageFormat,
   toImage,
 } from "../image.js";
+import { readImageHeader } from "../image-header.js";
 import type { Limits } from "../limits.js";
 import type { PolicyContext } from "../policies/limits-policy.js";
 import { estimateJobBytes, type MemoryBudget } from "../policies/memory-budget.js";
@@ -330,6 +332,11 @@ export function producedImageSteps(
  * a format the codec cannot read, an animation it cannot keep, the side and pixel limits (per
  * frame and frames x width x height for the whole animation) and the frame count. Each refusal is
  * a 422 naming `field`.
+ *
+ * The limits are checked first on what the file's own header declares, read here without the
+ * codec: a decoder's header read may already allocate the declared canvas (libwebp does, and
+ * tcmalloc touches every page of it: a 38-byte WebP declaring 16383 x 16383 cost 1 GB of RSS), so
+ * a file the header refuses never reaches it.
  */
 export async function probeInput(
   codec: ImageCodec,
@@ -337,6 +344,20 @@ export async function probeInput(
   limits: Pick<Limits, "maxInputSide" | "maxInputPixels" | "maxFrames">,
   field: string,
 ): Promise<ImageHeader & { frames: number }> {
+  const format = sniffImageFormat(bytes);
+  const declared = format === null ? null : readImageHeader(bytes, format);
+  if (declared !== null) {
+    const turned = declared.orientation >= 5;
+    checkDeclaredSize(
+      {
+        width: turned ? declared.height : declared.width,
+        height: turned ? declared.width : declared.height,
+        frames: declared.frames,
+      },
+      limits,
+      field,
+    );
+  }
   const header = await codec.probe(bytes).catch(() => null);
   if (header === null) {
     throw validationError(
@@ -344,33 +365,7 @@ export async function probeInput(
       ErrorCodes.INVALID_IMAGE,
     );
   }
-  const frames = Math.max(1, Math.floor(header.frames ?? 1));
-  const what =
-    frames > 1
-      ? ` (received ${frames} frames of ${header.width} x ${header.height})`
-      : ` (received ${header.width} x ${header.height})`;
-  if (frames > limits.maxFrames) {
-    throw validationError(
-      [{ path: field, message: `must have at most ${limits.maxFrames} frames or pages${what}` }],
-      ErrorCodes.IMAGE_TOO_LARGE,
-    );
-  }
-  if (
-    header.width > limits.maxInputSide ||
-    header.height > limits.maxInputSide ||
-    header.width * header.height * frames > limits.maxInputPixels
-  ) {
-    const whole = frames > 1 ? " in all its frames together" : "";
-    throw validationError(
-      [
-        {
-          path: field,
-          message: `must be at most ${limits.maxInputSide} x ${limits.maxInputSide} pixels and ${limits.maxInputPixels / 1e6} megapixels${whole}${what}`,
-        },
-      ],
-      ErrorCodes.IMAGE_TOO_LARGE,
-    );
-  }
+  const frames = checkDeclaredSize(header, limits, field);
   if (!codec.capabilities.inputFormats.includes(header.format)) {
     throw new ImagePipelineError(
       ErrorCodes.UNSUPPORTED_OPERATION,
@@ -401,4 +396,40 @@ export async function probeInput(
     );
   }
   return { ...header, frames };
+}
+
+/** Refuses a size over the input limits (a 422 naming `field`); returns the frame count (at least 1). */
+function checkDeclaredSize(
+  header: { width: number; height: number; frames?: number | undefined },
+  limits: Pick<Limits, "maxInputSide" | "maxInputPixels" | "maxFrames">,
+  field: string,
+): number {
+  const frames = Math.max(1, Math.floor(header.frames ?? 1));
+  const what =
+    frames > 1
+      ? ` (received ${frames} frames of ${header.width} x ${header.height})`
+      : ` (received ${header.width} x ${header.height})`;
+  if (frames > limits.maxFrames) {
+    throw validationError(
+      [{ path: field, message: `must have at most ${limits.maxFrames} frames or pages${what}` }],
+      ErrorCodes.IMAGE_TOO_LARGE,
+    );
+  }
+  if (
+    header.width > limits.maxInputSide ||
+    header.height > limits.maxInputSide ||
+    header.width * header.height * frames > limits.maxInputPixels
+  ) {
+    const whole = frames > 1 ? " in all its frames together" : "";
+    throw validationError(
+      [
+        {
+          path: field,
+          message: `must be at most ${limits.maxInputSide} x ${limits.maxInputSide} pixels and ${limits.maxInputPixels / 1e6} megapixels${whole}${what}`,
+        },
+      ],
+      ErrorCodes.IMAGE_TOO_LARGE,
+    );
+  }
+  return frames;
 }
