@@ -423,7 +423,9 @@ export function createVariantDelivery(
     const quality = modifiers.q ?? options.defaultQuality;
     const steps = variantSteps(modifiers, record, format, context.limits.maxOutputSide);
     const withoutExpiry = canonicalModifiers(parts.tokens.filter((token) => tokenKey(token) !== "exp"));
-    const identity = `${withoutExpiry}|${format}|${quality}`;
+    // A preset is keyed by what it expands to: redefining it makes new variants, not old ones.
+    const preset = modifiers.p === undefined ? "" : `|p=${options.presets[modifiers.p]}`;
+    const identity = `${withoutExpiry}${preset}|${format}|${quality}`;
     let key = keys.get(identity);
     if (key === undefined) {
       key = `${(await sha256Hex(identity)).slice(0, 40)}.${FILE_EXTENSIONS[format]}`;
