@@ -533,8 +533,9 @@ export function createVariantDelivery(
  * A {@link VariantCache} on a BlobStore (the private store: files under the data directory, or S3),
  * under `variants/{image_id}/{key}`. Bounded by `maxBytes` on this node: variants this process
  * wrote or read are tracked least recently used first and the oldest are deleted past the bound
- * (variants from an earlier run count once read). Removing an image's variants needs a store that
- * can list keys (fs, S3 and memory can).
+ * (variants from an earlier run count once read). A variant larger than `maxEntryBytes` (default:
+ * an eighth of `maxBytes`) is served but never kept, so no one variant can push most others out.
+ * Removing an image's variants needs a store that can list keys (fs, S3 and memory can).
  *
  * @example
  * ```ts
@@ -544,8 +545,9 @@ export function createVariantDelivery(
  */
 export function createBlobVariantCache(
   store: BlobStore,
-  options: { maxBytes: number; memoryBytes?: number },
+  options: { maxBytes: number; memoryBytes?: number; maxEntryBytes?: number },
 ): VariantCache & { readonly bytes: number } {
+  const maxEntryBytes = options.maxEntryBytes ?? Math.floor(options.maxBytes / 8);
   const entries = new Map<string, number>();
   let bytes = 0;
   // Hot variants also stay in memory (least recently used out first), so a hit reads no disk.
@@ -616,6 +618,9 @@ export function createBlobVariantCache(
     },
     async put(imageId, key, variant) {
       const name = blobKey(imageId, key);
+      // No one variant may push out a large share of everyone else's: two variants of a 50 MP
+      // image could otherwise empty the whole cache. It is served, just not kept.
+      if (variant.data.byteLength > maxEntryBytes) return;
       // A cache: all-or-nothing is needed, durability is not (a lost variant is made again).
       await store.put(name, variant.data, { contentType: variant.contentType }, { durable: false });
       await touch(name, variant.data.byteLength);
