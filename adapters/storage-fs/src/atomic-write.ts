@@ -12,7 +12,9 @@ import { errorCode } from "./fs-errors.js";
 export type FsPromises = Pick<
   typeof nodeFs,
   "open" | "rename" | "link" | "unlink" | "mkdir" | "readFile" | "readdir" | "stat" | "realpath"
->;
+> &
+  // Optional: without it, folders emptied by deletes are left in place.
+  Partial<Pick<typeof nodeFs, "rmdir">>;
 
 /** Names of the functions an `fs` option must provide. */
 export const FS_FUNCTIONS = [

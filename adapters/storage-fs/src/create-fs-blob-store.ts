@@ -240,6 +240,24 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
       : { contentType: stored.contentType, cacheControl: stored.cacheControl };
   }
 
+  /**
+   * Removes `directory` and then each parent below the root while they are empty (a variant
+   * cache's `variants/{image_id}/` once its last variant is gone). `rmdir` only removes an empty
+   * folder, so a folder that a put has just filled stays.
+   */
+  async function removeEmptyFolders(real: string, directory: string): Promise<void> {
+    if (fs.rmdir === undefined) return;
+    let current = directory;
+    while (current !== real && isInside(real, current)) {
+      try {
+        await fs.rmdir(current);
+      } catch {
+        return; // not empty (ENOTEMPTY/EEXIST), already gone, or not ours to remove
+      }
+      current = path.dirname(current);
+    }
+  }
+
   function conflictError(key: string, cause: unknown): TypeError {
     return new TypeError(
       `Expected a blob key that is neither a folder of other keys nor below another blob, received ${JSON.stringify(key)}`,
@@ -270,7 +288,18 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
         const real = await ready();
         const { directory, name } = locate(real, key);
         await locks.run(key, async () => {
-          const resolved = await ensureDirectory(real, directory, key);
+          // A delete of the last blob of this folder may remove the folder between its creation
+          // and the write below (ENOENT): the folder is made again and the write retried.
+          for (let attempt = 1; ; attempt += 1) {
+            try {
+              await writeIn(await ensureDirectory(real, directory, key));
+              return;
+            } catch (error) {
+              if (!isMissing(error) || attempt >= 3) throw error;
+            }
+          }
+        });
+        async function writeIn(resolved: string) {
           const sidecarPath = path.join(resolved, metadataFileName(name));
           if (sidecar === null) {
             // One file and one fsync fewer. A stale sidecar of an earlier put goes first, so a crash
@@ -285,7 +314,7 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
             await writeFileAtomic(fs, sidecarPath, sidecar, { syncDirectory: false, durable });
           }
           await writeFileAtomic(fs, path.join(resolved, name), bytes, { durable });
-        });
+        }
       } catch (error) {
         const code = errorCode(error);
         if (code === "EEXIST" || code === "ENOTDIR" || code === "EISDIR" || code === "ENOTEMPTY") {
@@ -355,6 +384,7 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
             }
           }
           await syncDirectory(fs, resolved);
+          await removeEmptyFolders(real, resolved);
         });
       } catch (error) {
         throw toStorageError(error, "deleting a blob");
