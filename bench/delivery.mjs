@@ -1,33 +1,81 @@
 // Variant delivery on the prebuilt server against references, in one run, same concurrency, each
-// server in its own child process (peak RSS measured separately):
-// (a) cache hits: GET one signed variant URL (w_800.jpeg) again and again, against a bare
-//     node:http server streaming the same bytes from a file. Target: at least 0.9x.
-// (b) cache misses: a distinct width per request (w_400.jpeg, w_401.jpeg, ...) against IPX 3 doing
-//     the same resize of the same local file (target: at least 1.2x) and against a raw sharp GET
-//     server (target: at least 0.95x). A second pixport server with the codec's decoded-source
-//     cache off runs the same misses: the cost of a miss whose source is not kept decoded.
-// Usage: node bench/delivery.mjs [--seconds 10] [--concurrency 4] [--rounds 2]
-// Run `npx --yes pnpm@12 run build` first.
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+// server in its own child process, loaded by wrk (C, one thread, in its own process: its CPU is
+// reported beside the servers'). Two modes, each with its own fresh servers:
+// - one source: (a) cache hits: GET one signed variant URL (w_800.jpeg) again and again, against
+//   a bare node:http server streaming the same bytes from a file (target: at least 0.9x);
+//   (b) cache misses: a new width per request (w_400..w_1799) of one 1920x1280 JPEG.
+// - rotating sources: cache misses over --sources distinct 1920x1280 JPEGs (crops, flips and hue
+//   shifts of examples/assets/cat.jpg with film grain, and generated textured pictures), a new
+//   (image, width) per request: request i asks source i mod N at the next width of
+//   --rotating-widths, so each source's variants come once and the sources rotate, as a CDN in
+//   front of the server sends them.
+// Misses run against IPX 3 doing the same resize of the same local files and a raw sharp GET
+// server (read, decode with shrink-on-load, resize, encode), and against a second pixport server
+// with the codec's decoded-source cache off. Every miss URL is new to every server (the quality
+// steps down once the (image, width) pairs are used up), so no server answers from a cache of
+// results. Reported per server: requests/s, CPU ms per request (utime + stime of the server's
+// process tree from /proc, over the measurement), p99 latency, and peak RSS (VmHWM) over its mode.
+// Targets: one source >= 1.5x IPX; rotating >= 1.2x IPX and >= 1.0x raw sharp, CPU per miss no
+// more than the cache-off server's; peak RSS <= 1.5x IPX's in both modes.
+// Usage: node bench/delivery.mjs [--mode both|one|rotating] [--seconds 8] [--rounds 2]
+//          [--concurrency 8] [--sources 40] [--rotating-widths 400-450]
+// Run `npx --yes pnpm@12 run build` first. Installs Debian's wrk (apt-get) when it is missing.
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { variantUrl } from "@pixport/url-signer";
-import { fixture, startChild, uploadTo } from "./lib.mjs";
+import { descendants, fixture, startChild, uploadTo } from "./lib.mjs";
 
 const { values } = parseArgs({
   options: {
-    seconds: { type: "string", default: "10" },
-    concurrency: { type: "string", default: "4" },
+    mode: { type: "string", default: "both" },
+    seconds: { type: "string", default: "8" },
+    concurrency: { type: "string", default: "8" },
     rounds: { type: "string", default: "2" },
+    sources: { type: "string", default: "40" },
+    "rotating-widths": { type: "string", default: "400-450" },
   },
 });
 const seconds = Number(values.seconds);
 const concurrency = Number(values.concurrency);
 const rounds = Number(values.rounds);
+const sourceCount = Number(values.sources);
+const [rotatingFrom, rotatingTo] = values["rotating-widths"].split("-").map(Number);
+const modes = values.mode === "both" ? ["one", "rotating"] : [values.mode];
 const here = path.dirname(fileURLToPath(import.meta.url));
 const SECRET = "bench-delivery-secret-0123456789";
+const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100;
+
+if (spawnSync("wrk", ["--version"]).error !== undefined) {
+  console.log("installing Debian's wrk (apt-get) ...");
+  execFileSync("sh", ["-c", "apt-get update -qq && apt-get install -y -qq wrk"], { stdio: "inherit" });
+}
+
+/** CPU time of a process and its descendants, ms (utime + stime from /proc; 0 once gone). */
+function treeCpuMs(pid) {
+  let ticks = 0;
+  for (const each of [pid, ...descendants(pid)]) {
+    try {
+      const stat = readFileSync(`/proc/${each}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // gone between two reads
+    }
+  }
+  return (ticks * 1000) / CLOCK_TICKS;
+}
+
+/** CPU of this process's reaped children (wrk runs), ms. */
+function childrenCpuMs() {
+  const stat = readFileSync("/proc/self/stat", "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return ((Number(fields[13]) + Number(fields[14])) * 1000) / CLOCK_TICKS;
+}
 
 function peakRss(child) {
   return new Promise((resolve) => {
@@ -36,152 +84,307 @@ function peakRss(child) {
   });
 }
 
-/** Runs `send(i)` from `concurrency` loops for `seconds`; requests/s and p99 ms. */
-async function load(send) {
-  const latencies = [];
-  let index = 0;
-  let failures = 0;
-  const deadline = performance.now() + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (performance.now() < deadline) {
-        const started = performance.now();
-        if (!(await send(index++))) failures++;
-        latencies.push(performance.now() - started);
-      }
-    }),
-  );
-  latencies.sort((a, b) => a - b);
+/**
+ * wrk against `server` for `seconds`, GETting `paths` in turn: requests/s, p99 ms, failures, the
+ * server's CPU ms per request, and wrk's own CPU ms per request.
+ */
+async function load(server, paths, dir) {
+  const list = path.join(dir, "paths.txt");
+  await writeFile(list, `${paths.join("\n")}\n`);
+  const cpuBefore = treeCpuMs(server.child.pid);
+  const wrkBefore = childrenCpuMs();
+  const output = await new Promise((resolve, reject) => {
+    const wrk = spawn(
+      "wrk",
+      [
+        "-t1",
+        `-c${concurrency}`,
+        `-d${seconds}s`,
+        "--timeout",
+        "60s",
+        "-s",
+        path.join(here, "wrk-paths.lua"),
+        server.url,
+      ],
+      { env: { ...process.env, WRK_PATHS: list }, stdio: ["ignore", "pipe", "inherit"] },
+    );
+    let text = "";
+    wrk.stdout.on("data", (chunk) => {
+      text += chunk;
+    });
+    wrk.once("error", reject);
+    wrk.once("exit", () => resolve(text));
+  });
+  const cpu = treeCpuMs(server.child.pid) - cpuBefore;
+  const wrkCpu = childrenCpuMs() - wrkBefore;
+  const match = /RESULT (\d+) (\d+) (\d+) (\d+) (\d+)/.exec(output);
+  if (match === null) throw new Error(`wrk printed no result: ${output}`);
+  const [requests, durationUs, p99Us, badStatus, socketErrors] = match.slice(1).map(Number);
+  if (requests > paths.length)
+    console.log(`  (wrk wrapped around the ${paths.length} paths: some were repeats)`);
   return {
-    rps: latencies.length / seconds,
-    p99: latencies[Math.floor(latencies.length * 0.99)] ?? Number.NaN,
-    failures,
+    rps: requests / (durationUs / 1e6),
+    p99: p99Us / 1000,
+    failures: badStatus + socketErrors,
+    cpuPerRequest: cpu / Math.max(1, requests),
+    wrkCpuPerRequest: wrkCpu / Math.max(1, requests),
   };
 }
 
-const fetchOk = async (url) => {
-  const response = await fetch(url);
-  await response.arrayBuffer();
-  return response.status === 200;
-};
-
-const dir = await mkdtemp(path.join(tmpdir(), "pixport-bench-delivery-"));
-const children = [];
-try {
-  const source = await fixture();
-  await writeFile(path.join(dir, "fixture.jpg"), source);
-  /** A pixport child with the fixture uploaded and published: the child, its URL and the image id. */
-  const startPixport = async (name, extraEnv) => {
-    const server = await startChild(
-      path.join(here, "pixport-child.mjs"),
-      [path.join(dir, name)],
-      {
-        PIXPORT_BENCH_DELIVERY: JSON.stringify({ signingKeys: [SECRET], cacheBytes: 2 * 1024 ** 3 }),
-        ...extraEnv,
-      },
-      // e.g. BENCH_PIXPORT_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the pixport side.
-      process.env.BENCH_PIXPORT_NODE_ARGS?.split(" ").filter(Boolean) ?? [],
-    );
-    children.push(server);
-    const { key, id } = await uploadTo(server, source, "fixture.jpg");
-    await fetch(`${server.url}/v1/images/${id}/publish`, {
-      method: "POST",
-      headers: { "x-api-key": key },
-    });
-    return { ...server, imageId: id };
-  };
-  const pixport = await startPixport("data", {});
-  const image = { id: pixport.imageId };
-  // The same server with the codec's decoded-source cache off: what a miss costs when its source
-  // is not kept decoded (a source's first variants, or more hot sources than the cache holds).
-  const cold = await startPixport("data-cold", { PIXPORT_BENCH_SOURCE_CACHE_BYTES: "0" });
-
-  // (a) the hit: one variant, made once before the run; its bytes are the static server's file.
-  const hitUrl = await variantUrl({
-    base: pixport.url,
-    secret: SECRET,
-    imageId: image.id,
-    modifiers: ["w_800"],
-    ext: "jpeg",
-  });
-  const variant = new Uint8Array(await (await fetch(hitUrl)).arrayBuffer());
-  await writeFile(path.join(dir, "variant.jpg"), variant);
-  const staticServer = await startChild(path.join(here, "static-file-server.mjs"), [
-    path.join(dir, "variant.jpg"),
-  ]);
-  children.push(staticServer);
-  const ipx = await startChild(path.join(here, "ipx-server.mjs"), [dir]);
-  children.push(ipx);
-  const rawSharp = await startChild(path.join(here, "raw-sharp-get-server.mjs"), [
-    path.join(dir, "fixture.jpg"),
-  ]);
-  children.push(rawSharp);
-
-  // Miss URLs are signed before the run, so signing is not in the measurement (a page builds them).
-  // Every miss is a width between 400 and 1799 px (never an enlargement of the 1920 px source) at a
-  // quality of its round, the same sequence for all three servers, so each request is new to
-  // pixport's cache and the same work everywhere.
-  const widthOf = (i) => 400 + (i % 1400);
-  const results = { hit: [], static: [], miss: [], cold: [], ipx: [], sharp: [] };
-  for (let round = 0; round < rounds; round += 1) {
-    const quality = 80 - round;
-    const urls = [];
-    const coldUrls = [];
-    for (let i = 0; i < 1400; i += 1) {
-      for (const [server, list] of [
-        [pixport, urls],
-        [cold, coldUrls],
-      ]) {
-        list.push(
-          await variantUrl({
-            base: server.url,
-            secret: SECRET,
-            imageId: server.imageId,
-            modifiers: [`w_${widthOf(i)}`, `q_${quality}`],
-            ext: "jpeg",
-          }),
-        );
-      }
+/**
+ * `count` distinct photo-like 1920x1280 JPEGs (q85), made once and kept in the system's temporary
+ * directory: crops, flips and hue shifts of examples/assets/cat.jpg (960x640, enlarged) under film
+ * grain, and gradient-and-noise pictures from other seeds, alternating.
+ */
+async function rotatingSources(count) {
+  const cache = path.join(tmpdir(), "pixport-bench-delivery-sources-v1");
+  await mkdir(cache, { recursive: true });
+  const { default: sharp } = await import("sharp");
+  const cat = path.join(here, "..", "examples", "assets", "cat.jpg");
+  const { width: catWidth, height: catHeight } = await sharp(cat).metadata();
+  let grain;
+  const files = [];
+  for (let index = 0; index < count; index += 1) {
+    const file = path.join(cache, `source-${String(index).padStart(3, "0")}.jpg`);
+    files.push(file);
+    if (existsSync(file)) continue;
+    if (index % 2 === 1) {
+      await writeFile(file, await fixture({ seed: 7 + index, quality: 85 }));
+      continue;
     }
-    results.hit.push(await load(() => fetchOk(hitUrl)));
-    results.static.push(await load(() => fetchOk(staticServer.url)));
-    results.miss.push(await load((i) => fetchOk(urls[i % urls.length])));
-    results.cold.push(await load((i) => fetchOk(coldUrls[i % coldUrls.length])));
-    results.ipx.push(await load((i) => fetchOk(`${ipx.url}/w_${widthOf(i)},q_${quality}/fixture.jpg`)));
-    results.sharp.push(await load((i) => fetchOk(`${rawSharp.url}/?width=${widthOf(i)}&quality=${quality}`)));
+    grain ??= await sharp({
+      create: {
+        width: 1920,
+        height: 1280,
+        channels: 3,
+        background: "#808080",
+        noise: { type: "gaussian", mean: 128, sigma: 12 },
+      },
+    })
+      .raw()
+      .toBuffer();
+    const variant = index / 2;
+    const width = Math.round(catWidth * (0.7 + 0.015 * (variant % 20)));
+    const height = Math.round((width * 2) / 3);
+    let picture = sharp(cat)
+      .extract({
+        left: (variant * 37) % (catWidth - width + 1),
+        top: (variant * 23) % (catHeight - height + 1),
+        width,
+        height,
+      })
+      .resize(1920, 1280)
+      .modulate({ hue: (variant * 29) % 360 });
+    if (variant % 2 === 1) picture = picture.flop();
+    const base = await picture.raw().toBuffer();
+    await writeFile(
+      file,
+      await sharp(base, { raw: { width: 1920, height: 1280, channels: 3 } })
+        .composite([{ input: grain, raw: { width: 1920, height: 1280, channels: 3 }, blend: "soft-light" }])
+        .jpeg({ quality: 85 })
+        .toBuffer(),
+    );
   }
-  const best = (list) => list.reduce((a, b) => (b.rps > a.rps ? b : a));
-  const line = (name, result) =>
-    `${name.padEnd(34)} ${result.rps.toFixed(1).padStart(8)} req/s  p99 ${result.p99.toFixed(1).padStart(7)} ms  failures ${result.failures}`;
-  console.log(`delivery, concurrency ${concurrency}, ${seconds} s per measurement, best of ${rounds} rounds`);
-  const hit = best(results.hit);
-  const stat = best(results.static);
-  const miss = best(results.miss);
-  const ipxBest = best(results.ipx);
-  const sharpBest = best(results.sharp);
-  console.log(line("pixport variant, cache hit", hit));
-  console.log(line("static file (node:http)", stat));
-  const coldBest = best(results.cold);
-  console.log(line("pixport variant, cache miss", miss));
-  console.log(line("  the same, source cache off", coldBest));
-  console.log(line("IPX 3, same resize", ipxBest));
-  console.log(line("raw sharp GET, same resize", sharpBest));
-  const ratio = (a, b, target) =>
-    `${(a.rps / b.rps).toFixed(3)} (target >= ${target}: ${a.rps / b.rps >= target ? "met" : "NOT met"})`;
-  console.log(`hit / static file: ${ratio(hit, stat, 0.9)}`);
-  console.log(`miss / IPX: ${ratio(miss, ipxBest, 1.2)}`);
-  console.log(`miss / raw sharp: ${ratio(miss, sharpBest, 0.95)}`);
+  return Promise.all(files.map(async (file) => ({ name: path.basename(file), bytes: await readFile(file) })));
+}
+
+/** One mode's run: its servers, their measurements, and the summary rows. */
+async function runMode(mode) {
+  const dir = await mkdtemp(path.join(tmpdir(), "pixport-bench-delivery-"));
+  const children = [];
+  try {
+    const sources =
+      mode === "one" ? [{ name: "fixture.jpg", bytes: await fixture() }] : await rotatingSources(sourceCount);
+    const files = path.join(dir, "sources");
+    await mkdir(files);
+    for (const source of sources) await writeFile(path.join(files, source.name), source.bytes);
+    /** A pixport child with every source uploaded and published: the child, its URL and image ids. */
+    const startPixport = async (name, extraEnv) => {
+      const server = await startChild(
+        path.join(here, "pixport-child.mjs"),
+        [path.join(dir, name)],
+        {
+          PIXPORT_BENCH_DELIVERY: JSON.stringify({ signingKeys: [SECRET], cacheBytes: 2 * 1024 ** 3 }),
+          ...extraEnv,
+        },
+        // e.g. BENCH_PIXPORT_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the pixport side.
+        process.env.BENCH_PIXPORT_NODE_ARGS?.split(" ").filter(Boolean) ?? [],
+      );
+      children.push(server);
+      const imageIds = [];
+      for (const source of sources) {
+        const { key, id } = await uploadTo(server, source.bytes, source.name);
+        await fetch(`${server.url}/v1/images/${id}/publish`, {
+          method: "POST",
+          headers: { "x-api-key": key },
+        });
+        imageIds.push(id);
+      }
+      return { ...server, imageIds };
+    };
+    const pixport = await startPixport("data", {});
+    // The same server with the codec's decoded-source cache off: what a miss costs when no source
+    // is kept decoded.
+    const cold = await startPixport("data-cold", { PIXPORT_BENCH_SOURCE_CACHE_BYTES: "0" });
+    const ipx = await startChild(path.join(here, "ipx-server.mjs"), [files]);
+    children.push(ipx);
+    const rawSharp = await startChild(path.join(here, "raw-sharp-get-server.mjs"), [files]);
+    children.push(rawSharp);
+
+    // The request sequence: request i asks source i mod N at the next width; once every (source,
+    // width) pair is used, the quality steps down by `rounds`, and each round starts one lower, so
+    // no URL repeats in the run. Paths are built (and signed) before a measurement.
+    const [fromWidth, toWidth] = mode === "one" ? [400, 1799] : [rotatingFrom, rotatingTo];
+    const widths = toWidth - fromWidth + 1;
+    const pairs = sources.length * widths;
+    const count = Math.max(4000, seconds * 1000);
+    const requestOf = (round, i) => ({
+      source: i % sources.length,
+      width: fromWidth + (Math.floor(i / sources.length) % widths),
+      quality: 80 - round - rounds * Math.floor(i / pairs),
+    });
+    const pixportPaths = async (server, round) => {
+      const paths = [];
+      for (let i = 0; i < count; i += 1) {
+        const { source, width, quality } = requestOf(round, i);
+        const url = await variantUrl({
+          base: server.url,
+          secret: SECRET,
+          imageId: server.imageIds[source],
+          modifiers: [`w_${width}`, `q_${quality}`],
+          ext: "jpeg",
+        });
+        paths.push(new URL(url).pathname);
+      }
+      return paths;
+    };
+    const referencePaths = (round, format) =>
+      Array.from({ length: count }, (_, i) => {
+        const { source, width, quality } = requestOf(round, i);
+        return format(sources[source].name, width, quality);
+      });
+
+    const measured = { pixport: [], cold: [], ipx: [], sharp: [], hit: [], static: [] };
+    let hit;
+    let staticServer;
+    if (mode === "one") {
+      // The hit: one variant, made once before the run; its bytes are the static server's file.
+      const hitUrl = await variantUrl({
+        base: pixport.url,
+        secret: SECRET,
+        imageId: pixport.imageIds[0],
+        modifiers: ["w_800"],
+        ext: "jpeg",
+      });
+      const variant = new Uint8Array(await (await fetch(hitUrl)).arrayBuffer());
+      await writeFile(path.join(dir, "variant.jpg"), variant);
+      staticServer = await startChild(path.join(here, "static-file-server.mjs"), [
+        path.join(dir, "variant.jpg"),
+      ]);
+      children.push(staticServer);
+      hit = new URL(hitUrl).pathname;
+    }
+    for (let round = 0; round < rounds; round += 1) {
+      if (hit !== undefined) {
+        measured.hit.push(await load(pixport, [hit], dir));
+        measured.static.push(await load(staticServer, ["/"], dir));
+      }
+      measured.pixport.push(await load(pixport, await pixportPaths(pixport, round), dir));
+      measured.cold.push(await load(cold, await pixportPaths(cold, round), dir));
+      measured.ipx.push(
+        await load(
+          ipx,
+          referencePaths(round, (name, w, q) => `/w_${w},q_${q}/${name}`),
+          dir,
+        ),
+      );
+      measured.sharp.push(
+        await load(
+          rawSharp,
+          referencePaths(round, (name, w, q) => `/?src=${name}&width=${w}&quality=${q}`),
+          dir,
+        ),
+      );
+    }
+    const servers = {
+      pixport,
+      cold,
+      ipx,
+      sharp: rawSharp,
+      ...(staticServer ? { static: staticServer } : {}),
+    };
+    const peaks = {};
+    for (const [name, server] of Object.entries(servers)) peaks[name] = await peakRss(server.child);
+    // The best round by requests/s, with that round's CPU and p99 (the machine's other load only
+    // ever slows a round down).
+    const best = (list) => list.reduce((a, b) => (b.rps > a.rps ? b : a));
+    return {
+      mode,
+      sources: sources.length,
+      widths: `${fromWidth}-${toWidth}`,
+      results: Object.fromEntries(
+        Object.entries(measured)
+          .filter(([, list]) => list.length > 0)
+          .map(([name, list]) => [name, best(list)]),
+      ),
+      peaks,
+    };
+  } finally {
+    for (const child of children) child.child.kill("SIGTERM");
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const LABELS = {
+  pixport: "pixport, default",
+  cold: "pixport, source cache off",
+  ipx: "IPX 3.1.1",
+  sharp: "raw sharp",
+  hit: "pixport variant, cache hit",
+  static: "static file (node:http)",
+};
+const started = performance.now();
+const reports = [];
+for (const mode of modes) reports.push(await runMode(mode));
+const mb = (bytes) => (bytes / 1e6).toFixed(0);
+const verdict = (value, target) =>
+  `${value.toFixed(2)}x (target >= ${target}: ${value >= target ? "met" : "NOT met"})`;
+console.log(
+  `\ndelivery: wrk -t1 -c${concurrency}, ${seconds} s per measurement, best of ${rounds} rounds, ` +
+    `${((performance.now() - started) / 1000).toFixed(0)} s in all`,
+);
+for (const { mode, sources, widths, results, peaks } of reports) {
+  const title =
+    mode === "one"
+      ? `one source (1920x1280 JPEG), a new width per request (w_${widths}), q80 JPEG`
+      : `rotating sources (${sources} distinct 1920x1280 JPEGs), a new (image, width) per request (w_${widths}), q80 JPEG`;
+  console.log(`\n${title}`);
+  console.log("| server | req/s | CPU ms per request | p99 ms | peak RSS | vs IPX | vs raw sharp |");
+  console.log("|---|---|---|---|---|---|---|");
+  for (const [name, result] of Object.entries(results)) {
+    const miss = name !== "hit" && name !== "static";
+    const ratios = miss
+      ? `${(result.rps / results.ipx.rps).toFixed(2)}x | ${(result.rps / results.sharp.rps).toFixed(2)}x`
+      : " | ";
+    const peak = peaks[name === "hit" ? "pixport" : name];
+    console.log(
+      `| ${LABELS[name]} | ${result.rps.toFixed(1)} | ${result.cpuPerRequest.toFixed(1)} | ${result.p99.toFixed(0)} | ${mb(peak)} MB | ${ratios} |` +
+        (result.failures > 0 ? ` ${result.failures} failures` : ""),
+    );
+  }
+  const wrkCpu = Math.max(...Object.values(results).map((result) => result.wrkCpuPerRequest));
+  console.log(`wrk's own CPU: at most ${wrkCpu.toFixed(2)} ms per request`);
+  const { pixport, cold, ipx, sharp, hit } = results;
+  if (hit !== undefined) console.log(`hit / static file: ${verdict(hit.rps / results.static.rps, 0.9)}`);
+  console.log(`misses / IPX: ${verdict(pixport.rps / ipx.rps, mode === "one" ? 1.5 : 1.2)}`);
+  if (mode === "rotating") console.log(`misses / raw sharp: ${verdict(pixport.rps / sharp.rps, 1.0)}`);
+  const cpuRatio = pixport.cpuPerRequest / cold.cpuPerRequest;
   console.log(
-    `source cache off: ${(coldBest.rps / ipxBest.rps).toFixed(3)}x IPX, ${(coldBest.rps / sharpBest.rps).toFixed(3)}x raw sharp`,
+    `CPU per miss / cache off: ${cpuRatio.toFixed(2)}x (target <= 1: ${cpuRatio <= 1 ? "met" : "NOT met"}); ` +
+      `cache off: ${(cold.rps / ipx.rps).toFixed(2)}x IPX, ${(cold.rps / sharp.rps).toFixed(2)}x raw sharp`,
   );
-  const names = ["pixport", "pixport (source cache off)", "static", "ipx", "raw sharp"];
-  const peaks = await Promise.all(
-    [pixport, cold, staticServer, ipx, rawSharp].map((child) => peakRss(child.child)),
-  );
+  const rssRatio = peaks.pixport / peaks.ipx;
   console.log(
-    `peak RSS: ${peaks.map((bytes, index) => `${names[index]} ${(bytes / 1e6).toFixed(0)} MB`).join(", ")}`,
+    `peak RSS / IPX's: ${rssRatio.toFixed(2)}x (target <= 1.5: ${rssRatio <= 1.5 ? "met" : "NOT met"})`,
   );
-} finally {
-  for (const child of children) child.child.kill("SIGTERM");
-  await rm(dir, { recursive: true, force: true });
 }

@@ -3,15 +3,19 @@
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 
-/** A photo-like 1920x1280 JPEG (gradients + noise), generated so nothing is downloaded. */
-export async function fixture() {
+/**
+ * A photo-like 1920x1280 JPEG (gradients + noise), generated so nothing is downloaded; another
+ * `seed` gives other noise and a shifted blue gradient (bench/delivery.mjs's rotating sources).
+ */
+export async function fixture({ seed: start = 7, quality = 90 } = {}) {
   // Imported here, not at the top: child servers import this file for reportPeakRss, and the IPX
   // child must not load a second sharp (IPX brings its own).
   const { default: sharp } = await import("sharp");
   const width = 1920;
   const height = 1280;
   const raw = Buffer.alloc(width * height * 3);
-  let seed = 7;
+  let seed = start;
+  const shift = (start - 7) * 37;
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       seed = (seed * 1103515245 + 12345) & 0x7fffffff;
@@ -19,11 +23,11 @@ export async function fixture() {
       const offset = (y * width + x) * 3;
       raw[offset] = ((x * 255) / width + noise) & 255;
       raw[offset + 1] = ((y * 255) / height + noise) & 255;
-      raw[offset + 2] = (((x + y) * 255) / (width + height)) & 255;
+      raw[offset + 2] = (((x + y) * 255) / (width + height) + shift) & 255;
     }
   }
   return sharp(raw, { raw: { width, height, channels: 3 } })
-    .jpeg({ quality: 90 })
+    .jpeg({ quality })
     .toBuffer();
 }
 

@@ -188,11 +188,15 @@ export async function transformInThread(
     keptSources === undefined || request.sourceKey === undefined || request.output.format === "gif"
       ? null
       : await keptSources
-          .get(request.sourceKey, async () => {
-            decodedHere = await decodeFrames(input, maxPixels, "The input");
-            const [only] = decodedHere.frames;
-            return decodedHere.frames.length === 1 && only !== undefined ? only : NOT_KEPT;
-          })
+          .get(
+            request.sourceKey,
+            async () => {
+              decodedHere = await decodeFrames(input, maxPixels, "The input");
+              const [only] = decodedHere.frames;
+              return decodedHere.frames.length === 1 && only !== undefined ? only : NOT_KEPT;
+            },
+            keptUse(input),
+          )
           // A failed decode for the cache falls back to the usual path, which answers for this request.
           .catch(() => null);
   const animation =
@@ -216,6 +220,16 @@ export async function transformInThread(
     height: first.height,
     ...(results.length > 1 ? { frames: results.length } : {}),
   };
+}
+
+/**
+ * What a use of the cache tells about the source (its RGBA bitmap's bytes, from the header, for the
+ * admission rule); nothing when the header does not read (the decode then answers for it).
+ */
+function keptUse(input: Buffer): { bytes?: number } {
+  const format = sniffImageFormat(input);
+  const header = format === null ? null : readHeader(input, format);
+  return header === null ? {} : { bytes: header.width * header.height * 4 };
 }
 
 /** {@link ImageCodec.sample} on this thread (the workers run it too). */

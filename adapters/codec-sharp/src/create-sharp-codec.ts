@@ -36,6 +36,31 @@ interface DecodedSource {
   raw: { width: number; height: number; channels: 1 | 2 | 3 | 4 };
   /** The source has an alpha channel (not: some pixel is transparent). */
   hasAlpha: boolean;
+  /** The source's own (oriented) size; `raw` is it divided by `shrink`, rounded up. */
+  full: Size;
+  /** 1, 2, 4 or 8: how much the kept pixels were reduced from the source. */
+  shrink: number;
+}
+
+/** The most a kept source is reduced (as JPEG's shrink-on-load goes). */
+const MAX_KEPT_SHRINK = 8;
+
+/**
+ * How far (1, 2, 4 or 8) a source of size `full` can be reduced before `steps` and still give the
+ * same picture: when the first step is a resize to at most 1/k of the source on both axes, a copy
+ * reduced k times has every pixel the resize samples (the decode path reduces on load too, JPEG by
+ * 2, 4 or 8). Anything else needs the source's own pixels (1).
+ */
+function keptShrink(steps: TransformRequest["steps"], full: Size): number {
+  const first = steps[0];
+  if (first === undefined || first.type !== "resize") return 1;
+  const scaleX = first.width / full.width;
+  const scaleY = first.height / full.height;
+  // contain scales the whole source into the box; fill and cover sample it at the larger scale.
+  const scale = first.fit === "contain" ? Math.min(scaleX, scaleY) : Math.max(scaleX, scaleY);
+  let shrink = 1;
+  while (shrink < MAX_KEPT_SHRINK && scale * shrink * 2 <= 1) shrink *= 2;
+  return shrink;
 }
 
 const FORMATS: readonly ImageFormat[] = IMAGE_FORMATS;
@@ -265,34 +290,52 @@ async function transform(
     return image.timeout({ seconds: Math.max(1, Math.ceil(left / 1000)) });
   };
 
+  // A kept source serves a request that needs no more pixels than it holds, within its pixel cap.
+  const serves = (kept: DecodedSource) => kept.shrink <= keptShrink(request.steps, kept.full);
+  const allowed = (kept: DecodedSource | null): kept is DecodedSource =>
+    kept !== null && kept.full.width * kept.full.height <= limitInputPixels;
+  const fromKept = async (kept: DecodedSource) => {
+    const size = { width: kept.raw.width, height: kept.raw.height };
+    const rendered = await render(
+      () => sharp(kept.data, { raw: kept.raw, limitInputPixels: false }),
+      size,
+      !kept.hasAlpha,
+      compilePasses(request.steps, size, decodeOptions),
+      bounded,
+      request.output,
+    );
+    if ("data" in rendered && "format" in rendered) return rendered;
+    return await encode(bounded(rendered.source()), request.output);
+  };
+
   try {
-    // A failed decode for the cache (corrupt bytes, or the deadline of whichever request started
-    // it) falls back to the usual path, which answers for this request with its own deadline.
-    const decoded =
-      sources === undefined || request.sourceKey === undefined
-        ? null
-        : await sources
-            .get(request.sourceKey, () =>
-              decodeSource(input, format, limitInputPixels, decodeOptions, bounded, sources),
-            )
-            .catch(() => null);
-    if (decoded !== null && decoded.raw.width * decoded.raw.height <= limitInputPixels) {
-      const size = { width: decoded.raw.width, height: decoded.raw.height };
-      const rendered = await render(
-        () => sharp(decoded.data, { raw: decoded.raw, limitInputPixels: false }),
-        size,
-        !decoded.hasAlpha,
-        compilePasses(request.steps, size, decodeOptions),
-        bounded,
-        request.output,
-      );
-      if ("data" in rendered && "format" in rendered) return rendered;
-      return await encode(bounded(rendered.source()), request.output);
+    const key = request.sourceKey;
+    const hit = sources === undefined || key === undefined ? null : sources.peek(key);
+    if (sources !== undefined && key !== undefined && hit !== null && serves(hit)) {
+      const kept = await sources.get(key, async () => NOT_KEPT, { serves });
+      if (allowed(kept)) return await fromKept(kept);
     }
     // Header first: the pixel cap and the real format are checked before any pixel is decoded.
     const metadata = await sharp(input, { limitInputPixels, failOn: "warning" }).metadata();
     if (ourFormat(metadata) !== format) {
       throw invalidImage(`The input's header does not match its ${format} signature.`);
+    }
+    if (sources !== undefined && key !== undefined) {
+      // The source's bytes at the size this request would keep it, for the cache's admission rule.
+      // A failed decode for the cache (corrupt bytes, or the deadline of whichever request started
+      // it) falls back to the usual path, which answers for this request with its own deadline.
+      const full = orientedSize(metadata);
+      const shrink = keptShrink(request.steps, full);
+      const bytes = Math.ceil(full.width / shrink) * Math.ceil(full.height / shrink) * metadata.channels;
+      const kept = await sources
+        .get(
+          key,
+          () =>
+            decodeSource(input, metadata, format, shrink, limitInputPixels, decodeOptions, bounded, sources),
+          { bytes, serves },
+        )
+        .catch(() => null);
+      if (allowed(kept)) return await fromKept(kept);
     }
     const frames = frameCount(metadata, format);
     const animated =
@@ -325,39 +368,43 @@ async function transform(
 }
 
 /**
- * Decodes a stored source whole for the source cache: one frame, 8 bits per channel, sRGB or grey
- * (with or without alpha), small enough to keep; anything else is {@link NOT_KEPT} and takes the
- * usual path. The header is checked first, as on that path.
+ * Decodes a stored source for the source cache, reduced `shrink` times (1: whole): one frame, 8
+ * bits per channel, sRGB or grey (with or without alpha), small enough to keep; anything else is
+ * {@link NOT_KEPT} and takes the usual path. `metadata` is the header the caller checked.
  */
 async function decodeSource(
   input: Buffer,
+  metadata: Metadata,
   format: ImageFormat,
+  shrink: number,
   limitInputPixels: number,
   decodeOptions: SharpOptions,
   bounded: (image: Sharp) => Sharp,
   sources: SourceCache<DecodedSource>,
 ): Promise<DecodedSource | typeof NOT_KEPT> {
-  const metadata = await sharp(input, { limitInputPixels, failOn: "warning" }).metadata();
-  if (ourFormat(metadata) !== format) {
-    throw invalidImage(`The input's header does not match its ${format} signature.`);
-  }
-  const channels = metadata.channels;
+  const full = orientedSize(metadata);
+  const width = Math.ceil(full.width / shrink);
+  const height = Math.ceil(full.height / shrink);
   if (
     frameCount(metadata, format) > 1 ||
     metadata.depth !== "uchar" ||
     (metadata.space !== "srgb" && metadata.space !== "b-w") ||
     metadata.width * metadata.height > limitInputPixels ||
-    !sources.fits(metadata.width, metadata.height, channels)
+    !sources.fits(width, height, metadata.channels)
   ) {
     return NOT_KEPT;
   }
-  const { data, info } = await bounded(sharp(input, decodeOptions).raw({ depth: "uchar" })).toBuffer({
-    resolveWithObject: true,
-  });
+  // A reduced copy is made as a decode for that size makes it (JPEG shrinks on load), then resampled.
+  const image = sharp(input, decodeOptions);
+  const { data, info } = await bounded(
+    (shrink === 1 ? image : image.resize(width, height, { fit: "fill" })).raw({ depth: "uchar" }),
+  ).toBuffer({ resolveWithObject: true });
   return {
     data,
     raw: { width: info.width, height: info.height, channels: info.channels },
     hasAlpha: metadata.hasAlpha,
+    full,
+    shrink,
   };
 }
 

@@ -253,16 +253,18 @@ describe("sharp codec: decoded sources kept by sourceKey", () => {
     );
     expect((await sharp(deep).metadata()).depth).toBe("ushort");
     await expectDecodedAsGiven(deep, "deep", resize(320), roomy);
-    await expectDecodedAsGiven(await picture("png", { width: 1280, height: 800 }), "big", resize(640));
+    // Over a quarter of the cache at the size a reduction under 2x keeps it (the whole source).
+    await expectDecodedAsGiven(await picture("png", { width: 1280, height: 800 }), "big", resize(1000));
 
-    // Room for four: a, b, c, d kept, then e pushes out a (the least recently used).
+    // Room for four whole sources (reductions under 2x): a, b, c, d kept, then e pushes out a (the
+    // least recently used).
     const blue = await picture("png");
     for (const key of ["a", "b", "c", "d", "e"]) {
-      for (let use = 0; use < 2; use += 1) await codec.transform(request(blue, resize(320), key));
+      for (let use = 0; use < 2; use += 1) await codec.transform(request(blue, resize(400), key));
     }
-    const b = await sides((await codec.transform(request(green, resize(320), "b"))).data);
+    const b = await sides((await codec.transform(request(green, resize(400), "b"))).data);
     expect(b.right[2]).toBeGreaterThan(b.right[1]!);
-    const a = await sides((await codec.transform(request(green, resize(320), "a"))).data);
+    const a = await sides((await codec.transform(request(green, resize(400), "a"))).data);
     expect(a.right[1]).toBeGreaterThan(a.right[2]!);
   });
 

@@ -9,8 +9,8 @@ export interface CachingBlobStoreOptions {
    */
   maxBytes?: number;
   /**
-   * How many keys read once are remembered (their names, not their bytes) for the second-read
-   * rule; also the most blobs kept.
+   * How many keys read lately are remembered (their names and sizes) for the admission rule; also
+   * the most blobs kept.
    * @default 1024
    */
   recentKeys?: number;
@@ -20,8 +20,9 @@ export interface CachingBlobStoreOptions {
  * Wraps a BlobStore with an in-process LRU cache of blob bytes, so a hot source image (one upload,
  * many derived sizes) is not read from the backend on every request.
  *
- * A blob is kept from its second read among the last `recentKeys` keys read: the rule, and the
- * cache ({@link SourceCache}), of the codecs' decoded sources. Writes, single reads and background
+ * A blob is kept from its second read among the last `recentKeys` keys read, when the blobs read
+ * since its first read fit beside it: the rule, and the cache ({@link SourceCache}), of the codecs'
+ * decoded sources (blobs that rotate through more bytes than the cache holds are not kept). Writes, single reads and background
  * reads (`get`'s `background` option: the deferred image facts) pass through, so a stream of
  * images that are each uploaded and read once (OCR pages, one-off conversions) does not fill the
  * cache with bytes nobody reads again; a hot source is read from the backend twice. Until
@@ -62,7 +63,11 @@ export function createCachingBlobStore(store: BlobStore, options: CachingBlobSto
         const data = await store.get(key);
         return data === null ? NOT_KEPT : { data };
       });
-      return cached?.data ?? store.get(key);
+      if (cached !== null) return cached.data;
+      const data = await store.get(key);
+      // Its size, for the admission rule at the key's next read.
+      if (data !== null) kept.sized(key, data.byteLength);
+      return data;
     },
     stat: (key) => store.stat(key),
     async delete(key) {

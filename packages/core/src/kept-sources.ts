@@ -1,17 +1,40 @@
 /** A source that is not kept decoded (animated, 16-bit, a colour space other than sRGB or grey, too big). */
 export const NOT_KEPT = Symbol("not kept");
 
+/** What one use of a key tells {@link SourceCache.get} besides how to decode it. */
+export interface SourceUse<Decoded> {
+  /**
+   * Bytes the decoded source of this use would take (from its header), for the admission rule;
+   * unknown (0) counts as nothing, and {@link SourceCache.sized} can tell it after the use.
+   */
+  bytes?: number;
+  /**
+   * Whether a kept source serves this use (e.g. it was kept at a reduced size and this use needs
+   * more pixels); one that does not is decoded again for this use, under the same rule.
+   * @default every kept source serves
+   */
+  serves?: (kept: Decoded) => boolean;
+}
+
 /**
  * Decoded sources kept between requests by a codec, by the request's `sourceKey` (the sharp and
- * jimp codecs use it; `data.byteLength` is what an entry costs), least recently used out
- * first past `maxBytes`; `createCachingBlobStore` keeps stored bytes by the same rule. A key is decoded into the cache on its second use among the last
- * `recentKeys` keys seen, so an image transformed once costs nothing more than before; a source
- * larger than a quarter of `maxBytes` is never kept (a few big images cannot flush the rest).
- * Concurrent first uses of one key decode once.
+ * jimp codecs use it; `data.byteLength` is what an entry costs), least recently used out first
+ * past `maxBytes`; `createCachingBlobStore` keeps stored bytes by the same rule.
+ *
+ * Admission: a key is decoded into the cache on a use that follows an earlier use among the last
+ * `recentKeys` keys seen, and only when its reuse distance fits: the bytes of every other key used
+ * since its last use, plus its own, are at most `maxBytes`. That is the question "had everything
+ * been kept, would it still be here now?", so a key's first use costs nothing more than without
+ * the cache, a source used again soon (one image, many sizes) is kept from its second use, and
+ * sources that rotate through more bytes than the cache holds are never decoded for it (each
+ * would be pushed out before its next use, and a decode for the cache can cost more than the
+ * decode it replaces). A source larger than a quarter of `maxBytes` is never kept (a few big
+ * images cannot flush the rest). Concurrent admissions of one key decode once.
  */
 export class SourceCache<Decoded extends { data: { byteLength: number } }> {
   readonly #entries = new Map<string, Decoded | typeof NOT_KEPT>();
-  readonly #seen = new Map<string, true>();
+  /** Every key used lately, least recent first, with its bytes (kept, or estimated at its last use). */
+  readonly #recent = new Map<string, number>();
   readonly #decoding = new Map<string, Promise<Decoded | typeof NOT_KEPT>>();
   #bytes = 0;
 
@@ -25,24 +48,39 @@ export class SourceCache<Decoded extends { data: { byteLength: number } }> {
     return this.#bytes;
   }
 
+  /** How many sources are kept decoded now. */
+  get size(): number {
+    let count = 0;
+    for (const entry of this.#entries.values()) if (entry !== NOT_KEPT) count += 1;
+    return count;
+  }
+
   /**
-   * The decoded source of `key`: from the cache, or from `decode` when the key was seen recently
-   * (then kept), or `null` when it is the key's first use (the caller decodes as usual).
+   * The decoded source of `key`: from the cache, or from `decode` when the admission rule keeps it
+   * (then kept), or `null` when it is not kept (the caller decodes as usual).
    */
-  async get(key: string, decode: () => Promise<Decoded | typeof NOT_KEPT>): Promise<Decoded | null> {
+  async get(
+    key: string,
+    decode: () => Promise<Decoded | typeof NOT_KEPT>,
+    use: SourceUse<Decoded> = {},
+  ): Promise<Decoded | null> {
     const entry = this.#entries.get(key);
-    if (entry !== undefined) {
+    if (entry === NOT_KEPT) {
+      this.#touch(key, 0);
+      return null;
+    }
+    if (entry !== undefined && (use.serves === undefined || use.serves(entry))) {
       this.#entries.delete(key);
       this.#entries.set(key, entry);
-      return entry === NOT_KEPT ? null : entry;
-    }
-    if (!this.#seen.has(key)) {
-      this.#seen.set(key, true);
-      if (this.#seen.size > this.recentKeys) this.#seen.delete(this.#seen.keys().next().value as string);
-      return null;
+      this.#touch(key, entry.data.byteLength);
+      return entry;
     }
     let decoding = this.#decoding.get(key);
     if (decoding === undefined) {
+      const bytes = Math.max(0, use.bytes ?? this.#recent.get(key) ?? 0);
+      const admitted = this.#admits(key, bytes);
+      this.#touch(key, Math.max(bytes, entry?.data.byteLength ?? 0));
+      if (!admitted) return null;
       decoding = decode();
       this.#decoding.set(key, decoding);
       const started = decoding;
@@ -60,7 +98,8 @@ export class SourceCache<Decoded extends { data: { byteLength: number } }> {
     }
     // A source over the bound was decoded for this use anyway: it serves it, and is not kept.
     const decoded = await decoding;
-    return decoded === NOT_KEPT ? null : decoded;
+    if (decoded === NOT_KEPT || (use.serves !== undefined && !use.serves(decoded))) return null;
+    return decoded;
   }
 
   /** The kept source of `key`, if any, without counting a use or refreshing its place. */
@@ -69,9 +108,14 @@ export class SourceCache<Decoded extends { data: { byteLength: number } }> {
     return entry === undefined || entry === NOT_KEPT ? null : entry;
   }
 
+  /** Records the bytes of `key`'s source once known after a use (when the use could not tell them). */
+  sized(key: string, bytes: number): void {
+    if (this.#recent.has(key) && !this.#entries.has(key)) this.#recent.set(key, Math.max(0, bytes));
+  }
+
   /** Drops `key`: its kept source, its recent use, and a decode of it still running. */
   forget(key: string): void {
-    this.#seen.delete(key);
+    this.#recent.delete(key);
     this.#decoding.delete(key);
     const entry = this.#entries.get(key);
     if (entry === undefined) return;
@@ -84,14 +128,44 @@ export class SourceCache<Decoded extends { data: { byteLength: number } }> {
     return width * height * channels <= this.maxBytes / 4;
   }
 
+  /**
+   * The admission rule: `key` was used lately, and the bytes of the keys used since, with its own,
+   * fit in the cache. Walks the recent keys (at most `recentKeys`), only on a use that would decode.
+   */
+  #admits(key: string, bytes: number): boolean {
+    if (bytes > this.maxBytes / 4 || !this.#recent.has(key)) return false;
+    let since = 0;
+    let after = false;
+    for (const [other, otherBytes] of this.#recent) {
+      if (after) since += otherBytes;
+      else after = other === key;
+    }
+    return since + bytes <= this.maxBytes;
+  }
+
+  /** Marks `key` as the most recent use, with its bytes. */
+  #touch(key: string, bytes: number): void {
+    this.#recent.delete(key);
+    this.#recent.set(key, bytes);
+    if (this.#recent.size > this.recentKeys) {
+      // The least recent key is forgotten (a kept source stays until the byte bound pushes it out).
+      this.#recent.delete(this.#recent.keys().next().value as string);
+    }
+  }
+
   #keep(key: string, decoded: Decoded | typeof NOT_KEPT): void {
-    this.#seen.delete(key);
+    const previous = this.#entries.get(key);
+    if (previous !== undefined) {
+      this.#entries.delete(key);
+      if (previous !== NOT_KEPT) this.#bytes -= previous.data.byteLength;
+    }
     if (decoded === NOT_KEPT || decoded.data.byteLength > this.maxBytes / 4) {
       // Remembered (costing no pixels) so the source is not probed again on every use.
       this.#entries.set(key, NOT_KEPT);
     } else {
       this.#entries.set(key, decoded);
       this.#bytes += decoded.data.byteLength;
+      if (this.#recent.has(key)) this.#recent.set(key, decoded.data.byteLength);
     }
     for (const [oldest, value] of this.#entries) {
       if (this.#bytes <= this.maxBytes && this.#entries.size <= this.recentKeys) break;
