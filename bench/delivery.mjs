@@ -70,6 +70,17 @@ function treeCpuMs(pid) {
   return (ticks * 1000) / CLOCK_TICKS;
 }
 
+/** CPU time of a process's main thread (the JavaScript thread of a node server), ms. */
+function mainThreadCpuMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+
 /** CPU of this process's reaped children (wrk runs), ms. */
 function childrenCpuMs() {
   const stat = readFileSync("/proc/self/stat", "utf8");
@@ -92,6 +103,7 @@ async function load(server, paths, dir) {
   const list = path.join(dir, "paths.txt");
   await writeFile(list, `${paths.join("\n")}\n`);
   const cpuBefore = treeCpuMs(server.child.pid);
+  const mainBefore = mainThreadCpuMs(server.child.pid);
   const wrkBefore = childrenCpuMs();
   const output = await new Promise((resolve, reject) => {
     const wrk = spawn(
@@ -116,6 +128,7 @@ async function load(server, paths, dir) {
     wrk.once("exit", () => resolve(text));
   });
   const cpu = treeCpuMs(server.child.pid) - cpuBefore;
+  const mainCpu = mainThreadCpuMs(server.child.pid) - mainBefore;
   const wrkCpu = childrenCpuMs() - wrkBefore;
   const match = /RESULT (\d+) (\d+) (\d+) (\d+) (\d+)/.exec(output);
   if (match === null) throw new Error(`wrk printed no result: ${output}`);
@@ -127,6 +140,7 @@ async function load(server, paths, dir) {
     p99: p99Us / 1000,
     failures: badStatus + socketErrors,
     cpuPerRequest: cpu / Math.max(1, requests),
+    mainCpuPerRequest: mainCpu / Math.max(1, requests),
     wrkCpuPerRequest: wrkCpu / Math.max(1, requests),
   };
 }
@@ -359,7 +373,9 @@ for (const { mode, sources, widths, results, peaks } of reports) {
       ? `one source (1920x1280 JPEG), a new width per request (w_${widths}), q80 JPEG`
       : `rotating sources (${sources} distinct 1920x1280 JPEGs), a new (image, width) per request (w_${widths}), q80 JPEG`;
   console.log(`\n${title}`);
-  console.log("| server | req/s | CPU ms per request | p99 ms | peak RSS | vs IPX | vs raw sharp |");
+  console.log(
+    "| server | req/s | CPU ms per request (JS thread) | p99 ms | peak RSS | vs IPX | vs raw sharp |",
+  );
   console.log("|---|---|---|---|---|---|---|");
   for (const [name, result] of Object.entries(results)) {
     const miss = name !== "hit" && name !== "static";
@@ -368,7 +384,7 @@ for (const { mode, sources, widths, results, peaks } of reports) {
       : " | ";
     const peak = peaks[name === "hit" ? "pixport" : name];
     console.log(
-      `| ${LABELS[name]} | ${result.rps.toFixed(1)} | ${result.cpuPerRequest.toFixed(1)} | ${result.p99.toFixed(0)} | ${mb(peak)} MB | ${ratios} |` +
+      `| ${LABELS[name]} | ${result.rps.toFixed(1)} | ${result.cpuPerRequest.toFixed(1)} (${result.mainCpuPerRequest.toFixed(1)}) | ${result.p99.toFixed(0)} | ${mb(peak)} MB | ${ratios} |` +
         (result.failures > 0 ? ` ${result.failures} failures` : ""),
     );
   }

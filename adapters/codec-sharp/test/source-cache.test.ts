@@ -195,7 +195,7 @@ describe("sharp codec: decoded sources kept by sourceKey", () => {
     expect([upright.width, upright.height]).toEqual([200, 320]);
   });
 
-  it("resamples the full-size pixels where a decode shrinks on load (JPEG from 2x, WebP): the same picture", async () => {
+  it("resamples its kept pixels where a decode shrinks on load (JPEG from 2x, WebP): the same picture", async () => {
     const cases = [
       { key: "jpeg 2x+", input: await picture("jpeg", { width: 1600, height: 1000 }), width: 300 },
       { key: "webp", input: await picture("webp"), width: 400 },

@@ -21,15 +21,18 @@ export interface SourceUse<Decoded> {
  * jimp codecs use it; `data.byteLength` is what an entry costs), least recently used out first
  * past `maxBytes`; `createCachingBlobStore` keeps stored bytes by the same rule.
  *
- * Admission: a key is decoded into the cache on a use that follows an earlier use among the last
- * `recentKeys` keys seen, and only when its reuse distance fits: the bytes of every other key used
- * since its last use, plus its own, are at most `maxBytes`. That is the question "had everything
- * been kept, would it still be here now?", so a key's first use costs nothing more than without
- * the cache, a source used again soon (one image, many sizes) is kept from its second use, and
- * sources that rotate through more bytes than the cache holds are never decoded for it (each
- * would be pushed out before its next use, and a decode for the cache can cost more than the
- * decode it replaces). A source larger than a quarter of `maxBytes` is never kept (a few big
- * images cannot flush the rest). Concurrent admissions of one key decode once.
+ * Admission: a key is decoded into the cache only on a use that follows an earlier use among the
+ * last `recentKeys` keys seen (a key's first use costs nothing more than without the cache), and
+ * only when it will likely be used again while kept:
+ * - when the cache has room for it beside what it holds, or
+ * - when its reuse distance fits: the bytes of every other key used since its last use, plus its
+ *   own, are at most `maxBytes` ("had everything been kept, would it still be here now?").
+ * So one image resized again and again is kept from its second use, and sources that rotate
+ * through more bytes than the cache holds do not push each other out (each would go before its
+ * next use, and a decode for the cache costs a little more than the decode it replaces): the first
+ * of them that fit stay and serve every turn, the others are decoded as without the cache. A
+ * source larger than a quarter of `maxBytes` is never kept (a few big images cannot flush the
+ * rest). Concurrent admissions of one key decode once.
  */
 export class SourceCache<Decoded extends { data: { byteLength: number } }> {
   readonly #entries = new Map<string, Decoded | typeof NOT_KEPT>();
@@ -134,6 +137,11 @@ export class SourceCache<Decoded extends { data: { byteLength: number } }> {
    */
   #admits(key: string, bytes: number): boolean {
     if (bytes > this.maxBytes / 4 || !this.#recent.has(key)) return false;
+    // Room to spare pushes nothing out: sources that rotate through a little more than the cache
+    // holds keep the first of them that fit (each used again on every turn), not none.
+    const kept = this.#entries.get(key);
+    const replaced = kept === undefined || kept === NOT_KEPT ? 0 : kept.data.byteLength;
+    if (this.#bytes - replaced + bytes <= this.maxBytes) return true;
     let since = 0;
     let after = false;
     for (const [other, otherBytes] of this.#recent) {
