@@ -18,10 +18,11 @@
 // Targets: one source >= 1.5x IPX; rotating >= 1.2x IPX and >= 1.0x raw sharp, CPU per miss no
 // more than the cache-off server's; peak RSS <= 1.5x IPX's in both modes.
 // Usage: node bench/delivery.mjs [--mode both|one|rotating] [--seconds 8] [--rounds 2]
-//          [--concurrency 8] [--sources 40] [--rotating-widths 400-450]
+//          [--concurrency 8] [--sources 40] [--rotating-widths 400-450] [--threads]
+// (--threads: each server's CPU per request split by thread name as well.)
 // Run `npx --yes pnpm@12 run build` first. Installs Debian's wrk (apt-get) when it is missing.
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -38,6 +39,7 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "2" },
     sources: { type: "string", default: "40" },
     "rotating-widths": { type: "string", default: "400-450" },
+    threads: { type: "boolean", default: false },
   },
 });
 const seconds = Number(values.seconds);
@@ -81,6 +83,34 @@ function mainThreadCpuMs(pid) {
   }
 }
 
+/**
+ * CPU time of a process tree's threads by thread name (the JavaScript thread is "node"; libuv's
+ * pool, where sharp's pipelines and file I/O run, "libuv-worker"; V8's helpers "V8 DefaultWorke";
+ * libvips' own threads), ms.
+ */
+function threadCpuMs(pid) {
+  const byName = {};
+  for (const each of [pid, ...descendants(pid)]) {
+    let tasks = [];
+    try {
+      tasks = readdirSync(`/proc/${each}/task`);
+    } catch {
+      continue;
+    }
+    for (const task of tasks) {
+      try {
+        const stat = readFileSync(`/proc/${each}/task/${task}/stat`, "utf8");
+        const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")).replace(/[0-9]+$/, "");
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        byName[name] = (byName[name] ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+      } catch {
+        // gone between two reads
+      }
+    }
+  }
+  return byName;
+}
+
 /** CPU of this process's reaped children (wrk runs), ms. */
 function childrenCpuMs() {
   const stat = readFileSync("/proc/self/stat", "utf8");
@@ -104,6 +134,7 @@ async function load(server, paths, dir) {
   await writeFile(list, `${paths.join("\n")}\n`);
   const cpuBefore = treeCpuMs(server.child.pid);
   const mainBefore = mainThreadCpuMs(server.child.pid);
+  const threadsBefore = threadCpuMs(server.child.pid);
   const wrkBefore = childrenCpuMs();
   const output = await new Promise((resolve, reject) => {
     const wrk = spawn(
@@ -129,6 +160,10 @@ async function load(server, paths, dir) {
   });
   const cpu = treeCpuMs(server.child.pid) - cpuBefore;
   const mainCpu = mainThreadCpuMs(server.child.pid) - mainBefore;
+  const threads = Object.entries(threadCpuMs(server.child.pid)).map(([name, ms]) => [
+    name,
+    ms - (threadsBefore[name] ?? 0),
+  ]);
   const wrkCpu = childrenCpuMs() - wrkBefore;
   const match = /RESULT (\d+) (\d+) (\d+) (\d+) (\d+)/.exec(output);
   if (match === null) throw new Error(`wrk printed no result: ${output}`);
@@ -141,6 +176,7 @@ async function load(server, paths, dir) {
     failures: badStatus + socketErrors,
     cpuPerRequest: cpu / Math.max(1, requests),
     mainCpuPerRequest: mainCpu / Math.max(1, requests),
+    threadsPerRequest: Object.fromEntries(threads.map(([name, ms]) => [name, ms / Math.max(1, requests)])),
     wrkCpuPerRequest: wrkCpu / Math.max(1, requests),
   };
 }
@@ -387,6 +423,16 @@ for (const { mode, sources, widths, results, peaks } of reports) {
       `| ${LABELS[name]} | ${result.rps.toFixed(1)} | ${result.cpuPerRequest.toFixed(1)} (${result.mainCpuPerRequest.toFixed(1)}) | ${result.p99.toFixed(0)} | ${mb(peak)} MB | ${ratios} |` +
         (result.failures > 0 ? ` ${result.failures} failures` : ""),
     );
+  }
+  if (values.threads) {
+    for (const [name, result] of Object.entries(results)) {
+      const split = Object.entries(result.threadsPerRequest)
+        .filter(([, ms]) => ms >= 0.05)
+        .sort((a, b) => b[1] - a[1])
+        .map(([thread, ms]) => `${thread} ${ms.toFixed(2)}`)
+        .join(", ");
+      console.log(`  CPU ms per request by thread, ${LABELS[name]}: ${split}`);
+    }
   }
   const wrkCpu = Math.max(...Object.values(results).map((result) => result.wrkCpuPerRequest));
   console.log(`wrk's own CPU: at most ${wrkCpu.toFixed(2)} ms per request`);

@@ -25,8 +25,9 @@ export const jimpImageCodecOptionsSchema = z.strictObject({
   /**
    * Bytes of decoded pixels kept between requests for inputs that carry a `sourceKey` (stored
    * images), shared out evenly between the worker threads (each keeps its own), least recently
-   * used out first; `0` turns it off. As in the sharp codec: a source is kept from its second use
-   * (on that thread) among the last 1,024, one frame only, at most a quarter of a thread's share;
+   * used out first; `0` turns it off. As in the sharp codec: a source is kept (on that thread)
+   * from a use that follows a recent one when it will likely be used again while kept, whole, one
+   * frame only, at most a quarter of a thread's share;
    * jimp's decode is JavaScript, so a kept source saves most of a transform. Kept pixels are the
    * decode's own, so the output is the same either way.
    * @default 67_108_864 (64 MiB)

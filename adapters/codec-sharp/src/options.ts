@@ -45,13 +45,17 @@ export const sharpImageCodecOptionsSchema = z.strictObject({
   /**
    * Bytes of decoded pixels kept between requests for inputs that carry a `sourceKey` (stored
    * images: the core sets it), least recently used out first; `0` turns it off. A source is kept
-   * from its second use among the last 1,024 sources, so an image transformed once costs nothing
-   * more; then each further transform starts from its pixels instead of decoding the file again
-   * (a 1920x1280 JPEG to 400 px wide: about 14 ms instead of 29). Kept: one frame, 8 bits per
-   * channel, sRGB or grey, at most a quarter of this size each. Such a transform resamples the
-   * full-size pixels, where a decode would have used JPEG or WebP shrink-on-load for a reduction of
-   * 2x or more, so its pixels can differ slightly from the same transform of a source not kept (it
-   * is the sharper of the two); below 2x they are the same bytes.
+   * from a use that follows a recent one (among the last 1,024 sources) when it will likely be
+   * used again while kept: when there is room for it, or when the sources used since its last use
+   * fit beside it (sources rotating through more than the cache holds do not push each other out).
+   * So an image transformed once costs nothing more, and each further transform of a kept source
+   * starts from its pixels instead of decoding the file again. When the first step is a resize to
+   * at most a half, a quarter or an eighth of the source on both axes, the source is kept reduced
+   * that much (as a decode for that size reduces a JPEG on load), and kept again larger when a
+   * larger size is asked. Kept: one frame, 8 bits per channel, sRGB or grey, at most a quarter of
+   * this size each. A transform from kept pixels resamples them where a decode would have used
+   * JPEG or WebP shrink-on-load, so its pixels can differ slightly from the same transform of a
+   * source not kept; for a reduction under 2x from a whole source they are the same bytes.
    * @default 67_108_864 (64 MiB)
    */
   sourceCacheBytes: z
