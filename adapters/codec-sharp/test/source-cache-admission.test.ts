@@ -125,4 +125,28 @@ describe("sharp codec: which decoded sources it keeps", () => {
     for (let index = 0; index < kept!.length; index += 1) total += Math.abs(kept![index]! - decoded![index]!);
     expect(total / kept!.length).toBeLessThan(4);
   });
+
+  it("keeps an EXIF-rotated source reduced and upright: the same picture as a decode", async () => {
+    // Stored 1600x1000 turned a quarter (orientation 6): upright it is 1000x1600, red at the top.
+    const input = new Uint8Array(
+      await sharp(await picture(1600, 1000, BLUE))
+        .withMetadata({ orientation: 6 })
+        .jpeg({ quality: 90 })
+        .toBuffer(),
+    );
+    const codec = createSharpCodec();
+    const reference = createSharpCodec({ sourceCacheBytes: 0 });
+    const upright = (width: number, key: string) => request(input, width, Math.round(width * 1.6), key);
+    for (let use = 0; use < 3; use += 1) await codec.transform(upright(300, "turned"));
+    expect(codec.sourceCache.bytes).toBe(500 * 800 * 3); // 300 of 1000 upright: kept 2x smaller, upright
+    const outputs = await Promise.all([
+      codec.transform(upright(300, "turned")),
+      reference.transform(upright(300, "reference")),
+    ]);
+    for (const output of outputs) expect([output.width, output.height]).toEqual([300, 480]);
+    const [kept, decoded] = await Promise.all(outputs.map((output) => sharp(output.data).raw().toBuffer()));
+    let total = 0;
+    for (let index = 0; index < kept!.length; index += 1) total += Math.abs(kept![index]! - decoded![index]!);
+    expect(total / kept!.length).toBeLessThan(4);
+  });
 });
