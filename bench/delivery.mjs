@@ -14,7 +14,8 @@
 // with the codec's decoded-source cache off. Every miss URL is new to every server (the quality
 // steps down once the (image, width) pairs are used up), so no server answers from a cache of
 // results. Reported per server: requests/s, CPU ms per request (utime + stime of the server's
-// process tree from /proc, over the measurement), p99 latency, and peak RSS (VmHWM) over its mode.
+// process tree from /proc, over the measurement; in brackets its JavaScript thread's share), p99
+// latency, and peak RSS (VmHWM) over its mode.
 // Targets: one source >= 1.5x IPX; rotating >= 1.2x IPX and >= 1.0x raw sharp, CPU per miss no
 // more than the cache-off server's; peak RSS <= 1.5x IPX's in both modes.
 // Usage: node bench/delivery.mjs [--mode both|one|rotating] [--seconds 8] [--rounds 2]
@@ -168,7 +169,7 @@ async function load(server, paths, dir) {
   const match = /RESULT (\d+) (\d+) (\d+) (\d+) (\d+)/.exec(output);
   if (match === null) throw new Error(`wrk printed no result: ${output}`);
   const [requests, durationUs, p99Us, badStatus, socketErrors] = match.slice(1).map(Number);
-  if (requests > paths.length)
+  if (paths.length > 1 && requests > paths.length)
     console.log(`  (wrk wrapped around the ${paths.length} paths: some were repeats)`);
   return {
     rps: requests / (durationUs / 1e6),
