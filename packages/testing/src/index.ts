@@ -58,6 +58,11 @@ export {
   type RateLimiterConformanceOptions,
 } from "./conformance/limits.js";
 export {
+  describeLockServiceConformance,
+  type LockServiceConformanceOptions,
+  type LockServiceTestContext,
+} from "./conformance/lock-service.js";
+export {
   describeMemoryReleaserConformance,
   type MemoryReleaserConformanceOptions,
 } from "./conformance/memory-releaser.js";

@@ -2,7 +2,8 @@ import type { LockService } from "../ports/lock-service.js";
 
 /**
  * A LockService for one process: tasks of one key run one after another (first come, first
- * served), tasks of different keys concurrently. The default of `createImagePipeline`; several
+ * served), tasks of different keys concurrently. No lease (its locks die with the process) and no
+ * wait limit (a waiter waits as long as the holder runs). The default of `createImagePipeline`; several
  * processes sharing storage need a shared one (e.g. `@pixport/redis`'s `createRedisLockService`).
  *
  * @example

@@ -1,0 +1,52 @@
+import { randomUUID } from "node:crypto";
+import { describeLockServiceConformance, startRedisServer, type TestRedisServer } from "@pixport/testing";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll } from "vitest";
+import { createRedisLockService } from "../src/index.js";
+
+let server: TestRedisServer;
+const clients: Redis[] = [];
+
+/** A client that fails fast during an outage, as the README recommends for servers. */
+async function connect(): Promise<Redis> {
+  const client = new Redis(server.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  client.on("error", () => {});
+  clients.push(client);
+  if (client.status !== "ready") await new Promise((resolve) => client.once("ready", resolve));
+  return client;
+}
+
+beforeAll(async () => {
+  server = await startRedisServer();
+});
+
+afterAll(async () => {
+  for (const client of clients) client.disconnect();
+  await server.stop();
+});
+
+// Every test gets its own key prefix on the shared server; each peer is a second connection
+// (another process) on that prefix.
+describeLockServiceConformance({
+  name: "redis",
+  create: async () => {
+    const prefix = `t${randomUUID()}:`;
+    return {
+      locks: createRedisLockService({ client: await connect(), prefix }),
+      peer: async () => createRedisLockService({ client: await connect(), prefix }),
+      impatient: async () => createRedisLockService({ client: await connect(), prefix, waitMs: 200 }),
+      shortLease: async () => createRedisLockService({ client: await connect(), prefix, leaseMs: 300 }),
+      // The holder's connection drops inside its task: no renewal and no release reach Redis, as
+      // when its process is killed; only the 300 ms lease frees the key.
+      abandon: async (key) => {
+        const client = await connect();
+        const holder = createRedisLockService({ client, prefix, leaseMs: 300 });
+        await holder
+          .withLock(key, async () => {
+            client.disconnect();
+          })
+          .catch(() => undefined);
+      },
+    };
+  },
+});
