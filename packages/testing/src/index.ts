@@ -10,6 +10,13 @@ export {
   INVALID_BLOB_KEYS,
 } from "./conformance/blob-store.js";
 export {
+  type ClassifierAnswer,
+  type ClassifierConformanceOptions,
+  type ClassifierReceived,
+  type ClassifierTestContext,
+  describeClassifierConformance,
+} from "./conformance/classifier.js";
+export {
   createFetchDriver,
   createHttpBindingPipeline,
   describeHttpBindingConformance,
@@ -29,6 +36,13 @@ export {
   type FetcherTestNetwork,
   type ImageFetcherConformanceOptions,
 } from "./conformance/image-fetcher.js";
+export {
+  describeImageGeneratorConformance,
+  type GeneratorAnswer,
+  type GeneratorReceived,
+  type ImageGeneratorConformanceOptions,
+  type ImageGeneratorTestContext,
+} from "./conformance/image-generator.js";
 export {
   describeImagePublisherConformance,
   type ImagePublisherConformanceOptions,
@@ -67,6 +81,15 @@ export {
   type MemoryReleaserConformanceOptions,
 } from "./conformance/memory-releaser.js";
 export {
+  conformanceModelImage,
+  type ModelPortConformanceOptions,
+  type ModelPortTestContext,
+  type ModelUpstream,
+  modelFailure,
+  type UpstreamCall,
+  type UpstreamFault,
+} from "./conformance/model-ports.js";
+export {
   describeTextExtractorConformance,
   type TextExtractorConformanceCapabilities,
   type TextExtractorConformanceContext,
@@ -77,6 +100,13 @@ export {
   describeVariantCacheConformance,
   type VariantCacheConformanceOptions,
 } from "./conformance/variant-cache.js";
+export {
+  describeVisionModelConformance,
+  type VisionAnswer,
+  type VisionModelConformanceOptions,
+  type VisionModelTestContext,
+  type VisionReceived,
+} from "./conformance/vision-model.js";
 export {
   alphaMaskIoU,
   BACKGROUND_FIXTURE_HEIGHT,

@@ -20,7 +20,9 @@ export type OpenAiReply =
   /** Accepts the request and never answers (until the server closes). */
   | { hang: true }
   /** Sends the headers, then never finishes the body. */
-  | { hangBody: true };
+  | { hangBody: true }
+  /** Closes the connection without an answer. */
+  | { drop: true };
 
 export type OpenAiHandler = (request: RecordedOpenAiRequest) => OpenAiReply | Promise<OpenAiReply>;
 
@@ -95,6 +97,10 @@ export async function startOpenAiCompatibleServer(): Promise<OpenAiCompatibleSer
       const reply = queue.shift() ?? (await handler(recorded));
       if ("hang" in reply) {
         hanging.add(res);
+        return;
+      }
+      if ("drop" in reply) {
+        res.destroy();
         return;
       }
       if ("hangBody" in reply) {

@@ -17,8 +17,9 @@ export interface Classification {
 
 /**
  * Image classification. Resolves a validated {@link Classification} (labels non-empty, scores in
- * 0..1, exactly 4 secondary labels); a schema-invalid answer is `MODEL_BAD_RESPONSE`. Other errors
- * as for {@link VisionModel}. Test keys never reach a classifier (the core answers the masked P9
+ * 0..1, exactly 4 secondary labels) with only its fields (anything else the model adds is
+ * dropped); a schema-invalid answer is `MODEL_BAD_RESPONSE`. Image handling, other errors and
+ * aborts as for {@link VisionModel}. Test keys never reach a classifier (the core answers the masked P9
  * result).
  */
 export interface Classifier extends ModelProvider {

@@ -14,7 +14,11 @@ export interface ModelImage {
 
 /** Per-call options of every model port. */
 export interface ModelCallOptions {
-  /** Aborts the upstream call (client gone, server shutting down). */
+  /**
+   * Aborts the upstream call (client gone, server shutting down): a call whose signal is already
+   * aborted rejects without calling the provider; an abort during the call gives the upstream
+   * request up and rejects at once (with a pixport error other than `MODEL_TIMEOUT`).
+   */
   signal?: AbortSignal;
   /**
    * Reserves `bytes` of the node's memory budget for memory the provider itself takes in this
@@ -33,9 +37,12 @@ export interface ModelCallOptions {
  * deployment serves (e.g. `llava`), not upstream ids.
  */
 export interface ModelProvider {
-  /** API model names this provider is configured for. */
+  /** API model names this provider is configured for (non-empty, each once). */
   readonly models: readonly string[];
-  /** The model used when the request names none; `undefined` means the contract's default. */
+  /**
+   * The model used when the request names none, one of `models`; `undefined` means the
+   * contract's default.
+   */
   readonly defaultModel?: string | undefined;
   /**
    * Longest side in px of images `model` accepts (image ports only); the core downscales to it.
@@ -54,11 +61,15 @@ export interface ModelProvider {
 /**
  * Visual question answering (`POST /v1/images/{id}/visualize`): an image and a prompt in, text out.
  *
- * Semantics: `describe` resolves the model's answer text (trimmed, non-empty) or rejects with a
- * pixport error: `MODEL_TIMEOUT` when the per-call timeout passes (the upstream call is aborted),
- * `MODEL_UNAVAILABLE` (with `retryAfterSeconds`) when the provider refuses (rate limit, quota, our
- * key), `MODEL_BAD_RESPONSE` on 5xx, connection errors and malformed, empty or truncated answers.
- * It never retries beyond its own budget and never hangs past its timeout.
+ * Semantics: `describe` sends the image bytes as given (wrapped, never re-encoded) with the
+ * prompt, and resolves the model's answer text (trimmed, non-empty) or rejects with a pixport
+ * error: `MODEL_TIMEOUT` when the per-call timeout passes (the upstream call is given up, also
+ * when the answer started and stalled), `MODEL_UNAVAILABLE` when the provider refuses (rate limit,
+ * quota, our key) with `retryAfterSeconds` (the provider's hint when it gives one, else the
+ * adapter's default), `VALIDATION_FAILED` with an issue on `model` when the provider rejects the
+ * input itself (a 400), `MODEL_BAD_RESPONSE` on 5xx, connection errors and malformed, empty or
+ * truncated answers. It never retries beyond its own budget and never hangs past its timeout;
+ * concurrent calls each get their own answer. Aborts: see {@link ModelCallOptions.signal}.
  */
 export interface VisionModel extends ModelProvider {
   describe(
