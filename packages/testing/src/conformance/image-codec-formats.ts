@@ -1,20 +1,25 @@
-import type { ImageCodec, ImageFormat, OutputOptions, Rgba, TransformStep } from "@pixport/core";
-import { IMAGE_FORMATS, rotatedSize, sniffImageFormat, stepOutputSize } from "@pixport/core";
-import sharp from "sharp";
+import type {
+  EncodedImage,
+  ImageCodec,
+  ImageFormat,
+  OutputOptions,
+  Rgba,
+  TransformStep,
+} from "@pixport/core";
+import { IMAGE_FORMATS, sniffImageFormat, stepOutputSize } from "@pixport/core";
 import { describe, expect, it, type TestContext } from "vitest";
 import {
   Colors,
   colorDistance,
   decodeRaw,
-  encodeAnimation,
   encodePixels,
   luminanceStats,
   meanOf,
   paintPixels,
   pixelAt,
   quadrantsImage,
-  type RawImage,
 } from "../fixtures/images.js";
+import { describeAnimations, threeFrames } from "./image-codec-animation.js";
 
 const LIMITS = { maxInputPixels: 50_000_000 };
 
@@ -66,37 +71,62 @@ const STEPS: readonly { name: string; step: TransformStep; topLeft: Rgba | null 
   },
 ];
 
-/** Decodes every frame of `bytes` (one strip) with its frame facts. */
-async function decodeFrames(bytes: Uint8Array): Promise<{
-  frames: RawImage[];
-  delay: number[] | undefined;
-  loop: number | undefined;
-  format: string | undefined;
-}> {
-  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const metadata = await sharp(buffer, { pages: -1 }).metadata();
-  const { data, info } = await sharp(buffer, { pages: -1 })
-    .ensureAlpha()
-    .raw({ depth: "uchar" })
-    .toBuffer({ resolveWithObject: true });
-  const height = metadata.pageHeight ?? info.height;
-  const count = Math.round(info.height / height);
-  const frames: RawImage[] = [];
-  for (let index = 0; index < count; index += 1) {
-    const size = info.width * height * 4;
-    frames.push({
-      data: data.subarray(index * size, (index + 1) * size),
-      width: info.width,
-      height,
-      channels: 4,
-    });
-  }
-  return { frames, delay: metadata.delay, loop: metadata.loop, format: metadata.format };
-}
-
 /** A solid frame of `color`. */
 function frame(width: number, height: number, color: Rgba) {
   return paintPixels(width, height, () => color);
+}
+
+/** What the format and animation tests share: the codec, its name, and transform helpers. */
+export interface FormatsHarness {
+  name: string;
+  codec: () => ImageCodec;
+  /** Skips the test unless the codec reads and writes `format`. */
+  declares(context: TestContext, format: ImageFormat): void;
+  /** Transforms `input` with a black flatten background (output format: the input's unless given). */
+  transform(
+    input: Uint8Array,
+    steps: TransformStep[],
+    output?: Partial<OutputOptions>,
+  ): Promise<EncodedImage>;
+  /** An overlay step of `color` squares at (`left`, `top`). */
+  overlay(color: Rgba, left: number, top: number): Promise<TransformStep>;
+}
+
+function createFormatsHarness(name: string, codec: () => ImageCodec): FormatsHarness {
+  const declares = (context: TestContext, format: ImageFormat) => {
+    const { inputFormats, outputFormats } = codec().capabilities;
+    if (!inputFormats.includes(format) || !outputFormats.includes(format)) {
+      context.skip(`the ${name} codec does not declare ${format}`);
+    }
+  };
+  const transform = (input: Uint8Array, steps: TransformStep[], output: Partial<OutputOptions> = {}) =>
+    codec().transform({
+      input,
+      steps,
+      output: {
+        format: output.format ?? sniffImageFormat(input) ?? "png",
+        quality: output.quality ?? 90,
+        flattenBackground: Colors.black,
+      },
+      limits: LIMITS,
+    });
+  /** An overlay step of `color` squares at (`left`, `top`). */
+  const overlay = async (color: Rgba, left: number, top: number): Promise<TransformStep> => ({
+    type: "overlay",
+    layers: [
+      {
+        input: await encodePixels(frame(10, 10, color), "png"),
+        left,
+        top,
+        width: 10,
+        height: 10,
+        repeat: "no-repeat",
+        opacity: 1,
+      },
+    ],
+  });
+
+  return { name, codec, declares, transform, overlay };
 }
 
 /**
@@ -108,298 +138,109 @@ function frame(width: number, height: number, color: Rgba) {
  */
 export function describeImageCodecFormats(name: string, codec: () => ImageCodec): void {
   describe(`formats: ${name}`, () => {
-    const declares = (context: TestContext, format: ImageFormat) => {
-      const { inputFormats, outputFormats } = codec().capabilities;
-      if (!inputFormats.includes(format) || !outputFormats.includes(format)) {
-        context.skip(`the ${name} codec does not declare ${format}`);
-      }
-    };
-    const transform = (input: Uint8Array, steps: TransformStep[], output: Partial<OutputOptions> = {}) =>
-      codec().transform({
-        input,
-        steps,
-        output: {
-          format: output.format ?? sniffImageFormat(input) ?? "png",
-          quality: output.quality ?? 90,
-          flattenBackground: Colors.black,
-        },
-        limits: LIMITS,
-      });
-    /** An overlay step of `color` squares at (`left`, `top`). */
-    const overlay = async (color: Rgba, left: number, top: number): Promise<TransformStep> => ({
-      type: "overlay",
-      layers: [
-        {
-          input: await encodePixels(frame(10, 10, color), "png"),
-          left,
-          top,
-          width: 10,
-          height: 10,
-          repeat: "no-repeat",
-          opacity: 1,
-        },
-      ],
-    });
+    const harness = createFormatsHarness(name, codec);
+    describeFormatRoundTrips(harness);
+    describeAnimations(harness);
+    describeSmartCropAndSample(harness);
+  });
+}
 
-    for (const format of IMAGE_FORMATS) {
-      it(`${format}: probe reads the header, transform writes ${format}`, async (context) => {
-        declares(context, format);
-        const input = await quadrantsImage(40, 30, undefined, format, { quality: 95 });
-        expect(sniffImageFormat(input)).toBe(format);
-        expect(await codec().probe(input)).toMatchObject({ format, width: 40, height: 30 });
-        const encoded = await transform(input, [], { format });
-        expect(sniffImageFormat(encoded.data)).toBe(format);
-        const image = await decodeRaw(encoded.data);
-        expect(colorDistance(pixelAt(image, 5, 5), Colors.red)).toBeLessThanOrEqual(TOLERANCE[format]);
-        expect(colorDistance(pixelAt(image, 35, 25), Colors.yellow)).toBeLessThanOrEqual(TOLERANCE[format]);
-      });
-
-      for (const { name: stepName, step, topLeft } of STEPS) {
-        it(`${format}: ${stepName}`, async (context) => {
-          declares(context, format);
-          if (!codec().capabilities.steps.includes(step.type)) context.skip(`no ${step.type} step`);
-          const input = await quadrantsImage(40, 30, undefined, format, { quality: 95 });
-          const concrete = step.type === "overlay" ? await overlay(Colors.white, 0, 0) : step;
-          const encoded = await transform(input, [concrete], { format });
-          expect(sniffImageFormat(encoded.data)).toBe(format);
-          const expected = stepOutputSize(concrete, { width: 40, height: 30 });
-          expect({ width: encoded.width, height: encoded.height }).toEqual(expected);
-          const image = await decodeRaw(encoded.data);
-          expect({ width: image.width, height: image.height }).toEqual(expected);
-          if (topLeft !== null) {
-            expect(colorDistance(pixelAt(image, 2, 2), topLeft)).toBeLessThanOrEqual(TOLERANCE[format] + 10);
-          } else {
-            // Desaturated: the red corner turned grey (a palette or lossy chroma leaves a little tint).
-            const pixel = pixelAt(image, 2, 2);
-            expect(Math.max(pixel.r, pixel.g, pixel.b) - Math.min(pixel.r, pixel.g, pixel.b)).toBeLessThan(
-              45,
-            );
-          }
-        });
-      }
-    }
-
-    const animated = (context: TestContext, format: "gif" | "webp") => {
+/** Every declared format read and written, through every step. */
+function describeFormatRoundTrips(h: FormatsHarness): void {
+  const { codec, declares, transform, overlay } = h;
+  for (const format of IMAGE_FORMATS) {
+    it(`${format}: probe reads the header, transform writes ${format}`, async (context) => {
       declares(context, format);
-      if (!(codec().capabilities.animation ?? []).includes(format)) {
-        context.skip(`the ${name} codec does not declare ${format} animation`);
-      }
-    };
-    const threeFrames = (format: "gif" | "webp") =>
-      encodeAnimation(
-        [
-          paintPixels(40, 20, (x) => (x < 20 ? Colors.red : Colors.white)),
-          paintPixels(40, 20, (x) => (x < 20 ? Colors.green : Colors.white)),
-          paintPixels(40, 20, (x) => (x < 20 ? Colors.blue : Colors.white)),
-        ],
-        format,
-        { delays: [100, 200, 300], loop: 2 },
-      );
-    const COLORS = [Colors.red, Colors.green, Colors.blue];
+      const input = await quadrantsImage(40, 30, undefined, format, { quality: 95 });
+      expect(sniffImageFormat(input)).toBe(format);
+      expect(await codec().probe(input)).toMatchObject({ format, width: 40, height: 30 });
+      const encoded = await transform(input, [], { format });
+      expect(sniffImageFormat(encoded.data)).toBe(format);
+      const image = await decodeRaw(encoded.data);
+      expect(colorDistance(pixelAt(image, 5, 5), Colors.red)).toBeLessThanOrEqual(TOLERANCE[format]);
+      expect(colorDistance(pixelAt(image, 35, 25), Colors.yellow)).toBeLessThanOrEqual(TOLERANCE[format]);
+    });
 
-    for (const format of ["gif", "webp"] as const) {
-      it(`${format} animation: probe counts the frames`, async (context) => {
-        animated(context, format);
-        expect(await codec().probe(await threeFrames(format))).toEqual({
-          format,
-          width: 40,
-          height: 20,
-          frames: 3,
-        });
-      });
-
-      const cases: {
-        name: string;
-        steps: TransformStep[];
-        check: (image: RawImage, index: number) => void;
-      }[] = [
-        {
-          name: "resize",
-          steps: [
-            {
-              type: "resize",
-              width: 20,
-              height: 10,
-              fit: "fill",
-              position: "center",
-              background: Colors.black,
-            },
-          ],
-          check: (image, index) => {
-            expect([image.width, image.height]).toEqual([20, 10]);
-            expect(colorDistance(pixelAt(image, 2, 5), COLORS[index]!)).toBeLessThan(60);
-          },
-        },
-        {
-          name: "mirror",
-          steps: [{ type: "mirror", mode: "horizontal" }],
-          check: (image, index) => {
-            expect(colorDistance(pixelAt(image, 37, 10), COLORS[index]!)).toBeLessThan(60);
-            expect(colorDistance(pixelAt(image, 2, 10), Colors.white)).toBeLessThan(60);
-          },
-        },
-        {
-          name: "rotate 90",
-          steps: [{ type: "rotate", angle: 90, background: Colors.black }],
-          check: (image, index) => {
-            expect([image.width, image.height]).toEqual([20, 40]);
-            // Clockwise: the left half goes to the top.
-            expect(colorDistance(pixelAt(image, 10, 5), COLORS[index]!)).toBeLessThan(60);
-          },
-        },
-        {
-          name: "rotate 30 (one canvas for every frame)",
-          steps: [{ type: "rotate", angle: 30, background: Colors.black }],
-          check: (image) => {
-            const size = rotatedSize({ width: 40, height: 20 }, 30);
-            expect([image.width, image.height]).toEqual([size.width, size.height]);
-          },
-        },
-        {
-          name: "crop",
-          steps: [{ type: "crop", left: 0, top: 0, width: 10, height: 10 }],
-          check: (image, index) => {
-            expect([image.width, image.height]).toEqual([10, 10]);
-            expect(colorDistance(pixelAt(image, 5, 5), COLORS[index]!)).toBeLessThan(60);
-          },
-        },
-        {
-          name: "blur",
-          steps: [{ type: "blur", sigma: 1 }],
-          check: (image, index) => {
-            expect(colorDistance(pixelAt(image, 5, 10), COLORS[index]!)).toBeLessThan(60);
-          },
-        },
-        {
-          name: "modulate",
-          steps: [
-            {
-              type: "modulate",
-              brightness: 0,
-              saturation: -100,
-              hue: 0,
-              lightness: 0,
-              exposure: 0,
-              contrast: 0,
-            },
-          ],
-          check: (image) => {
-            const pixel = pixelAt(image, 5, 10);
-            expect(Math.max(pixel.r, pixel.g, pixel.b) - Math.min(pixel.r, pixel.g, pixel.b)).toBeLessThan(
-              40,
-            );
-          },
-        },
-      ];
-      for (const { name: caseName, steps, check } of cases) {
-        it(`${format} animation keeps 3 frames, delays and loop through ${caseName}`, async (context) => {
-          animated(context, format);
-          const encoded = await transform(await threeFrames(format), steps, { format });
-          expect(encoded.frames).toBe(3);
-          const decoded = await decodeFrames(encoded.data);
-          expect(decoded.frames).toHaveLength(3);
-          expect(decoded.delay).toEqual([100, 200, 300]);
-          expect(decoded.loop).toBe(2);
-          expect([encoded.width, encoded.height]).toEqual([
-            decoded.frames[0]!.width,
-            decoded.frames[0]!.height,
-          ]);
-          for (const [index, image] of decoded.frames.entries()) check(image, index);
-        });
-      }
-
-      it(`${format} animation: the overlay lands on every frame`, async (context) => {
-        animated(context, format);
-        const encoded = await transform(await threeFrames(format), [await overlay(Colors.black, 25, 5)], {
-          format,
-        });
-        const decoded = await decodeFrames(encoded.data);
-        expect(decoded.frames).toHaveLength(3);
-        for (const [index, image] of decoded.frames.entries()) {
-          expect(colorDistance(pixelAt(image, 30, 10), Colors.black)).toBeLessThan(60);
-          expect(colorDistance(pixelAt(image, 5, 10), COLORS[index]!)).toBeLessThan(60);
-        }
-      });
-
-      const other = format === "gif" ? "webp" : "gif";
-      it(`${format} animation converts to ${other} and back with its frames`, async (context) => {
-        animated(context, format);
-        animated(context, other);
-        const there = await transform(await threeFrames(format), [], { format: other });
-        expect(sniffImageFormat(there.data)).toBe(other);
-        const back = await transform(there.data, [], { format });
-        const decoded = await decodeFrames(back.data);
-        expect(decoded.frames).toHaveLength(3);
-        expect(decoded.delay).toEqual([100, 200, 300]);
-        for (const [index, image] of decoded.frames.entries()) {
-          expect(colorDistance(pixelAt(image, 5, 10), COLORS[index]!)).toBeLessThan(60);
-        }
-      });
-
-      it(`${format} animation written to png keeps the first frame`, async (context) => {
-        animated(context, format);
-        const encoded = await transform(await threeFrames(format), [], { format: "png" });
-        expect(encoded.frames ?? 1).toBe(1);
+    for (const { name: stepName, step, topLeft } of STEPS) {
+      it(`${format}: ${stepName}`, async (context) => {
+        declares(context, format);
+        if (!codec().capabilities.steps.includes(step.type)) context.skip(`no ${step.type} step`);
+        const input = await quadrantsImage(40, 30, undefined, format, { quality: 95 });
+        const concrete = step.type === "overlay" ? await overlay(Colors.white, 0, 0) : step;
+        const encoded = await transform(input, [concrete], { format });
+        expect(sniffImageFormat(encoded.data)).toBe(format);
+        const expected = stepOutputSize(concrete, { width: 40, height: 30 });
+        expect({ width: encoded.width, height: encoded.height }).toEqual(expected);
         const image = await decodeRaw(encoded.data);
-        expect([image.width, image.height]).toEqual([40, 20]);
-        expect(colorDistance(pixelAt(image, 5, 10), Colors.red)).toBeLessThan(60);
+        expect({ width: image.width, height: image.height }).toEqual(expected);
+        if (topLeft !== null) {
+          expect(colorDistance(pixelAt(image, 2, 2), topLeft)).toBeLessThanOrEqual(TOLERANCE[format] + 10);
+        } else {
+          // Desaturated: the red corner turned grey (a palette or lossy chroma leaves a little tint).
+          const pixel = pixelAt(image, 2, 2);
+          expect(Math.max(pixel.r, pixel.g, pixel.b) - Math.min(pixel.r, pixel.g, pixel.b)).toBeLessThan(45);
+        }
       });
     }
+  }
+}
 
-    it("entropy crop keeps a small detailed subject in a flat picture", async (context) => {
-      if (!(codec().capabilities.smartCrop ?? []).includes("entropy")) {
-        context.skip(`the ${name} codec does not declare the entropy crop`);
-      }
-      // 300x100, flat grey, with a 40x40 checkerboard near the right edge.
-      const input = await encodePixels(
-        paintPixels(300, 100, (x, y) => {
-          if (x >= 250 && x < 290 && y >= 30 && y < 70)
-            return ((x >> 2) + (y >> 2)) % 2 === 0 ? Colors.black : Colors.white;
-          return Colors.grey;
-        }),
-        "png",
-      );
-      for (const position of ["entropy", "attention"] as const) {
-        if (!(codec().capabilities.smartCrop ?? []).includes(position)) continue;
-        const encoded = await transform(input, [
-          { type: "resize", width: 100, height: 100, fit: "cover", position, background: Colors.black },
-        ]);
-        const image = await decodeRaw(encoded.data);
-        expect([image.width, image.height]).toEqual([100, 100]);
-        // The subject is in the result: strong contrast where a centre crop would be flat grey.
-        expect(luminanceStats(image).stddev, `${position} keeps the checkerboard`).toBeGreaterThan(30);
-      }
-    });
+/** Smart crops keep the detailed corner; `sample` reports alpha and frames. */
+function describeSmartCropAndSample(h: FormatsHarness): void {
+  const { name, codec, transform } = h;
+  it("entropy crop keeps a small detailed subject in a flat picture", async (context) => {
+    if (!(codec().capabilities.smartCrop ?? []).includes("entropy")) {
+      context.skip(`the ${name} codec does not declare the entropy crop`);
+    }
+    // 300x100, flat grey, with a 40x40 checkerboard near the right edge.
+    const input = await encodePixels(
+      paintPixels(300, 100, (x, y) => {
+        if (x >= 250 && x < 290 && y >= 30 && y < 70)
+          return ((x >> 2) + (y >> 2)) % 2 === 0 ? Colors.black : Colors.white;
+        return Colors.grey;
+      }),
+      "png",
+    );
+    for (const position of ["entropy", "attention"] as const) {
+      if (!(codec().capabilities.smartCrop ?? []).includes(position)) continue;
+      const encoded = await transform(input, [
+        { type: "resize", width: 100, height: 100, fit: "cover", position, background: Colors.black },
+      ]);
+      const image = await decodeRaw(encoded.data);
+      expect([image.width, image.height]).toEqual([100, 100]);
+      // The subject is in the result: strong contrast where a centre crop would be flat grey.
+      expect(luminanceStats(image).stddev, `${position} keeps the checkerboard`).toBeGreaterThan(30);
+    }
+  });
 
-    it("sample: a small copy, alpha meaning 'some pixel is not opaque', and the frame count", async (context) => {
-      const subject = codec();
-      if (subject.sample === undefined) context.skip(`the ${name} codec has no sample()`);
-      const sample = subject.sample!.bind(subject);
-      const opaqueWithChannel = await encodePixels(frame(400, 200, Colors.blue), "png");
-      const small = await sample(opaqueWithChannel, 100, LIMITS);
-      expect([small.width, small.height]).toEqual([100, 50]);
-      expect(small.data.byteLength).toBe(100 * 50 * 4);
-      expect(small.hasAlpha).toBe(false);
-      expect(small.frames).toBe(1);
-      expect(colorDistance(meanOf({ ...small, channels: 4 }), Colors.blue)).toBeLessThan(10);
-      const translucent = await encodePixels(
-        paintPixels(40, 40, (x) => (x < 20 ? Colors.red : { ...Colors.red, alpha: 0.5 })),
-        "png",
-      );
-      expect((await sample(translucent, 100, LIMITS)).hasAlpha).toBe(true);
-      // One pixel short of opaque in 80,000: too small to show in a 100 px sample, still alpha.
-      const onePixel = await encodePixels(
-        paintPixels(400, 200, (x, y) =>
-          x === 301 && y === 77 ? { ...Colors.blue, alpha: 254 / 255 } : Colors.blue,
-        ),
-        "png",
-      );
-      expect((await sample(onePixel, 100, LIMITS)).hasAlpha, "one pixel at alpha 254").toBe(true);
-      const tiny = await sample(await encodePixels(frame(8, 6, Colors.green), "png"), 100, LIMITS);
-      expect([tiny.width, tiny.height], "never enlarged").toEqual([8, 6]);
-      if ((subject.capabilities.animation ?? []).includes("gif")) {
-        expect((await sample(await threeFrames("gif"), 100, LIMITS)).frames).toBe(3);
-      }
-    });
+  it("sample: a small copy, alpha meaning 'some pixel is not opaque', and the frame count", async (context) => {
+    const subject = codec();
+    if (subject.sample === undefined) context.skip(`the ${name} codec has no sample()`);
+    const sample = subject.sample!.bind(subject);
+    const opaqueWithChannel = await encodePixels(frame(400, 200, Colors.blue), "png");
+    const small = await sample(opaqueWithChannel, 100, LIMITS);
+    expect([small.width, small.height]).toEqual([100, 50]);
+    expect(small.data.byteLength).toBe(100 * 50 * 4);
+    expect(small.hasAlpha).toBe(false);
+    expect(small.frames).toBe(1);
+    expect(colorDistance(meanOf({ ...small, channels: 4 }), Colors.blue)).toBeLessThan(10);
+    const translucent = await encodePixels(
+      paintPixels(40, 40, (x) => (x < 20 ? Colors.red : { ...Colors.red, alpha: 0.5 })),
+      "png",
+    );
+    expect((await sample(translucent, 100, LIMITS)).hasAlpha).toBe(true);
+    // One pixel short of opaque in 80,000: too small to show in a 100 px sample, still alpha.
+    const onePixel = await encodePixels(
+      paintPixels(400, 200, (x, y) =>
+        x === 301 && y === 77 ? { ...Colors.blue, alpha: 254 / 255 } : Colors.blue,
+      ),
+      "png",
+    );
+    expect((await sample(onePixel, 100, LIMITS)).hasAlpha, "one pixel at alpha 254").toBe(true);
+    const tiny = await sample(await encodePixels(frame(8, 6, Colors.green), "png"), 100, LIMITS);
+    expect([tiny.width, tiny.height], "never enlarged").toEqual([8, 6]);
+    if ((subject.capabilities.animation ?? []).includes("gif")) {
+      expect((await sample(await threeFrames("gif"), 100, LIMITS)).frames).toBe(3);
+    }
   });
 }
