@@ -108,17 +108,11 @@ export function describeBackgroundRemoverConformance(options: BackgroundRemoverC
     const suite: RemoverSuite = { remover, cutoutOf, first, minMeanIoU, colourTolerance, timeout, options };
 
     describeOutput(suite);
-
     describeQuality(suite);
-
     transparencyTests(suite);
-
     orientationTests(suite);
-
     describeErrors(suite);
-
     describeSizes(suite);
-
     concurrencyTests(suite);
 
     options.extraTests?.(remover);
