@@ -289,7 +289,7 @@ export function orientationTests(suite: RemoverSuite): void {
 }
 
 export function concurrencyTests(suite: RemoverSuite): void {
-  const { remover, cutoutOf, first, colourTolerance, timeout } = suite;
+  const { remover, cutoutOf, colourTolerance, timeout } = suite;
   it(
     "gives two concurrent calls on different images their own results",
     async () => {
