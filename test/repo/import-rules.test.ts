@@ -165,8 +165,8 @@ function violation(workspace: Workspace, target: string, specifier: string): str
     if (KNOWN_ADAPTER_EXCEPTIONS.includes(`${workspace.name} -> ${target}`)) return undefined;
     return `a ${workspace.layer} package may not use a ${used.layer} package`;
   }
-  if (workspace.layer === "example" && specifier !== target) {
-    return "examples use public package entries only";
+  if (workspace.layer === "example" && /\/internal(\/|$)/.test(specifier)) {
+    return "examples use public package entries only, never an internal one";
   }
   return undefined;
 }
