@@ -387,7 +387,16 @@ export function createVariantDelivery(
     }
     const ext = parts.ext as Extension;
     const canonical = canonicalModifiers(parts.tokens);
-    const signedPath = `/${imageId}/${canonical.length === 0 ? "_" : canonical}.${ext}`;
+    const canonicalFile = `${canonical.length === 0 ? "_" : canonical}.${ext}`;
+    // One spelling per variant, so a CDN in front never keeps the same picture under two keys:
+    // modifiers in canonical order (as the URL signer writes them) and a lower-case extension.
+    if (request.file !== canonicalFile) {
+      throw new ImagePipelineError(
+        ErrorCodes.ROUTE_NOT_FOUND,
+        `Variant URLs have one spelling: ${canonicalFile} (modifiers in canonical order, lower-case extension), not ${request.file}.`,
+      );
+    }
+    const signedPath = `/${imageId}/${canonicalFile}`;
     // The signature first: a forged URL costs an HMAC, never a decode.
     if (request.signature === "_") {
       const onlyPreset = parts.tokens.length === 1 && tokenKey(parts.tokens[0]!) === "p";

@@ -3,9 +3,11 @@ import {
   classifySchema,
   convertSchema,
   cropSchema,
+  ErrorCodes,
   extractFormattedTextSchema,
   type Image,
   type ImagePipeline,
+  ImagePipelineError,
   imagePathSchema,
   imagineSchema,
   listImagesSchema,
@@ -254,6 +256,14 @@ export const imageRoutes: readonly Route[] = [
     responseMediaTypes: ["image/jpeg", "image/png", "image/webp", "image/avif", "image/gif"],
     successStatus: 200,
     invoke: async (context) => {
+      // One spelling per variant (a CDN keys its cache by the URL as sent): no trailing slash and
+      // no percent-encoding, which no URL the signer writes contains.
+      if (context.request.path.endsWith("/") || context.request.path.includes("%")) {
+        throw new ImagePipelineError(
+          ErrorCodes.ROUTE_NOT_FOUND,
+          `Variant URLs have one spelling, without a trailing slash or percent-encoding: not ${context.request.path}.`,
+        );
+      }
       const accept = context.request.headers.accept;
       const variant = await context.pipeline.deliverVariant({
         signature: context.params.signature ?? "",

@@ -1,0 +1,63 @@
+import { sign, variantUrl } from "@pixport/url-signer";
+import { beforeAll, describe, expect, it } from "vitest";
+import { call, newKey, quadrants, upload, useServer } from "./harness.js";
+
+const SECRET = "variant-spelling-secret-0123456789";
+
+// A CDN keys its cache by the URL as sent: every variant has exactly one spelling that answers,
+// the one the URL signer writes, so the same picture is never cached under two keys.
+describe("variant URLs have one spelling", () => {
+  const running = useServer({ delivery: { signingKeys: [SECRET] } });
+  let imageId: string;
+  let canonical: string;
+
+  beforeAll(async () => {
+    const key = await newKey(running.server, "live", "spelling");
+    imageId = (await upload(running.url, key, await quadrants(80, 40), "spelling")).id;
+    expect((await call(running.url, "POST", `/v1/images/${imageId}/publish`, { key })).status).toBe(201);
+    canonical = new URL(
+      await variantUrl({
+        base: running.url,
+        secret: SECRET,
+        imageId,
+        modifiers: ["w_40", "h_20"],
+        ext: "png",
+      }),
+    ).pathname;
+  });
+
+  it("the signer's spelling answers", async () => {
+    expect(canonical).toMatch(/\/h_20,w_40\.png$/);
+    expect((await call(running.url, "GET", canonical)).status).toBe(200);
+  });
+
+  it.each([
+    ["an upper-case extension", (path: string) => path.replace(/\.png$/, ".PNG")],
+    ["a trailing slash", (path: string) => `${path}/`],
+    ["modifiers in another order", (path: string) => path.replace("h_20,w_40", "w_40,h_20")],
+    ["a percent-encoded comma", (path: string) => path.replace(",", "%2C")],
+    ["an empty modifier", (path: string) => path.replace(",", ",,")],
+  ])("%s is a 404 naming the spelling", async (_name, respell) => {
+    const response = await call(running.url, "GET", respell(canonical));
+    expect(response.status, JSON.stringify(response.json)).toBe(404);
+    expect(response.json.code).toBe("ROUTE_NOT_FOUND");
+    expect(response.json.message).toMatch(/one spelling/);
+  });
+
+  it("a percent-encoded signature character is a 404", async () => {
+    // Find a signature with a character worth encoding ("-" or "_" of base64url).
+    let path = "";
+    for (let width = 10; width < 400 && path === ""; width += 1) {
+      const signature = await sign(SECRET, `/${imageId}/w_${width}.png`);
+      const at = signature.search(/[-_]/);
+      if (at < 0) continue;
+      const encoded = `${signature.slice(0, at)}%${signature.charCodeAt(at).toString(16).toUpperCase()}${signature.slice(at + 1)}`;
+      path = `/v/${encoded}/${imageId}/w_${width}.png`;
+      expect((await call(running.url, "GET", `/v/${signature}/${imageId}/w_${width}.png`)).status).toBe(200);
+    }
+    expect(path).not.toBe("");
+    const response = await call(running.url, "GET", path);
+    expect(response.status).toBe(404);
+    expect(response.json.code).toBe("ROUTE_NOT_FOUND");
+  });
+});
