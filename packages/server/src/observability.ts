@@ -1,3 +1,4 @@
+import path from "node:path";
 import {
   defineImageCodec,
   type ImageCodec,
@@ -53,16 +54,40 @@ export function createPinoLogger(level: LogLevel): {
     stats.drops += 1;
   });
   const base = pino({ level, base: { service: "pixport" } }, destination);
+  const cwd = process.cwd();
   const at =
     (method: Level) =>
     (message: string, context?: Record<string, unknown>): void => {
-      base[method](context ?? {}, message);
+      base[method](context === undefined ? {} : relativeContext(context, cwd), message);
     };
   return {
     pino: base,
     logger: { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") },
     stats: () => ({ ...stats }),
   };
+}
+
+/** The context with the absolute paths of stack traces in its string fields made relative to `cwd`. */
+function relativeContext(context: Record<string, unknown>, cwd: string): Record<string, unknown> {
+  let changed: Record<string, unknown> | undefined;
+  for (const [name, value] of Object.entries(context)) {
+    if (typeof value !== "string" || !value.includes("\n    at ")) continue;
+    changed ??= { ...context };
+    changed[name] = relativeStackPaths(value, cwd);
+  }
+  return changed ?? context;
+}
+
+/**
+ * Rewrites the file paths of a stack trace's frames relative to `cwd` (`file://` URLs too): logs
+ * then name `packages/core/dist/index.js:12:5`, not where and under which user the server is
+ * installed.
+ */
+export function relativeStackPaths(stack: string, cwd: string): string {
+  return stack.replace(
+    /(\(|at )(?:file:\/\/)?(\/[^\s():]+)(?=:\d+(?::\d+)?\)?$)/gm,
+    (_whole, lead: string, file: string) => `${lead}${path.relative(cwd, file) || "."}`,
+  );
 }
 
 /** What the server's log could not write. */
