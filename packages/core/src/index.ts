@@ -80,6 +80,7 @@ export type { SweepOrphansResult } from "./operations/sweep-orphans.js";
 export {
   OPERATIONS_TABLE,
   type OperationId,
+  type OperationInput,
 } from "./operations/table.js";
 export {
   type FusedTransformInput,
@@ -91,7 +92,6 @@ export type { UploadImageInput } from "./operations/upload-image.js";
 export { parseOptions } from "./options.js";
 export {
   type AccountUsage,
-  type CallOptions,
   createImagePipeline,
   type ImagePipeline,
   type ImagePipelineDeps,

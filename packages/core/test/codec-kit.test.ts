@@ -81,7 +81,7 @@ describe("the codec kit", () => {
     counter.checks = 0;
     const source = await pipeline.uploadImage(live, { name: "a", image: fakePng(8, 6) });
     expect(counter.checks).toBe(1);
-    await pipeline.mirror(live, source.id, { mode: "horizontal" });
+    await pipeline.mirrorImage(live, { imageId: source.id, body: { mode: "horizontal" } });
     expect(counter.checks).toBe(2);
     expect(counter.raw).toHaveLength(2);
   });

@@ -100,13 +100,14 @@ describe("createImageFromUrl", () => {
   });
 
   it("reports every failing field at once, before any fetch", async () => {
+    // Bodies as a JavaScript caller or an HTTP client may send them (`as never`: not the typed input).
     const { fetcher, requests } = fakeFetcher(async () => PNG);
     const { pipeline } = setup({ fetcher });
-    expect(await errorsOf(pipeline.createImageFromUrl(caller, { body: { url: 3 } }))).toEqual({
+    expect(await errorsOf(pipeline.createImageFromUrl(caller, { body: { url: 3 } } as never))).toEqual({
       code: "VALIDATION_FAILED",
       errors: ["name is required", "url must be a string"],
     });
-    expect(await errorsOf(pipeline.createImageFromUrl(caller, { body: undefined }))).toEqual({
+    expect(await errorsOf(pipeline.createImageFromUrl(caller, { body: undefined } as never))).toEqual({
       code: "VALIDATION_FAILED",
       errors: ["name is required", "url is required"],
     });
@@ -118,7 +119,7 @@ describe("createImageFromUrl", () => {
       code: "URL_NOT_ALLOWED",
       errors: ["name must be between 1 and 30 characters long", "url must be an https URL"],
     });
-    expect(await errorsOf(pipeline.createImageFromUrl(caller, { body: "x" }))).toMatchObject({
+    expect(await errorsOf(pipeline.createImageFromUrl(caller, { body: "x" } as never))).toMatchObject({
       errors: ["body must be a JSON object"],
     });
     expect(requests).toHaveLength(0);

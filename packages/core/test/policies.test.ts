@@ -183,7 +183,7 @@ describe("sweepExpiredTestImages", () => {
       await blobStore.put(`images/${id}.png`, new Uint8Array([1]), { contentType: "image/png" });
       await images.insert(record(id, stage, createdAt));
     }
-    const url = await pipelineContext(pipeline).publisher.publish({
+    const url = await pipelineContext(pipeline).publisher!.publish({
       id: old,
       format: "png",
       blobKey: `images/${old}.png`,

@@ -1,6 +1,7 @@
 import { ErrorCodes, ImagePipelineError } from "../errors.js";
 import { API_KEY_PATTERN, constantTimeEqual, hashApiKey } from "../ids.js";
 import type { Caller, PipelineContext } from "./context.js";
+import { missingDependency } from "./inputs.js";
 
 const unauthorized = () =>
   new ImagePipelineError(ErrorCodes.UNAUTHORIZED, "A valid API key is required in the x-api-key header.");
@@ -14,6 +15,7 @@ export async function authenticate(
   context: PipelineContext,
   apiKey: string | null | undefined,
 ): Promise<Caller> {
+  if (context.keys === undefined) throw missingDependency("keys", "authenticate");
   if (typeof apiKey !== "string" || !API_KEY_PATTERN.test(apiKey)) throw unauthorized();
   const hash = await hashApiKey(apiKey);
   const record = await context.keys.findByHash(hash);

@@ -55,8 +55,10 @@ export interface PipelineContext {
   codec: ImageCodec;
   blobStore: BlobStore;
   images: ImageRepository;
-  keys: KeyStore;
-  publisher: ImagePublisher;
+  /** API keys (`authenticate`); absent for a library pipeline that never authenticates. */
+  keys: KeyStore | undefined;
+  /** Public copies (publish, unpublish, delete of a published image); absent for a library pipeline. */
+  publisher: ImagePublisher | undefined;
   /** Serialises publish, unpublish and delete of one image (across processes when shared). */
   locks: LockService;
   clock: Clock;

@@ -1,3 +1,4 @@
+import type { z } from "zod";
 import { ErrorCodes, isImagePipelineError, type ValidationIssue, validationError } from "../errors.js";
 import type { Image } from "../image.js";
 import type { UrlImportSource } from "../policies/url-import-policy.js";
@@ -5,10 +6,15 @@ import { createImageFromUrlSchema, formatIssues } from "../schemas.js";
 import type { Caller, PipelineContext } from "./context.js";
 import { ingestImage } from "./upload-image.js";
 
-/** Input of {@link createImageFromUrl}. */
+/** Input of {@link createImageFromUrl}: the JSON body `{name, url}`. */
 export interface CreateImageFromUrlInput {
-  /** The JSON body `{name, url}` (validated here). */
-  body: unknown;
+  body: z.input<typeof createImageFromUrlSchema>;
+}
+
+/** {@link CreateImageFromUrlInput} once validated: the name and where the bytes come from. */
+export interface ParsedImageFromUrl {
+  name: string;
+  source: UrlImportSource;
 }
 
 const FETCH_CODES = new Set<string>([
@@ -86,20 +92,15 @@ async function fetchRemote(
 }
 
 /**
- * `POST /v1/images` with JSON `{name, url}`: creates an image from a URL on an allowed origin.
- *
- * The URL goes through the origin policy (https, default port, no credentials, allow-listed host,
- * share links rewritten to downloads). URLs on the service's own public storage are read from the
- * public store without a network request; all others are fetched by the `ImageFetcher`. The bytes
- * then go through exactly the upload path (sniffing, limits, re-encode), with problems reported on
- * `url`. Every failure is a 422 with an `errors` entry on `url` saying which problem it is.
+ * Validates `{name, url}`: the fields, then the URL against the origin policy (https, default
+ * port, no credentials, allow-listed host, share links rewritten to downloads). One 422 lists every
+ * failing field; a refused URL carries the policy's code.
  */
-export async function createImageFromUrl(
-  context: PipelineContext,
-  caller: Caller,
+export function parseCreateImageFromUrl(
   input: CreateImageFromUrlInput,
-): Promise<Image> {
-  const body = input.body === undefined ? {} : input.body;
+  context: Pick<PipelineContext, "urlImport">,
+): ParsedImageFromUrl {
+  const body: unknown = input?.body === undefined ? {} : input.body;
   const parsed = createImageFromUrlSchema.safeParse(body);
   const issues: ValidationIssue[] = parsed.success ? [] : formatIssues(parsed.error.issues);
   const url = (body as { url?: unknown } | null)?.url;
@@ -124,7 +125,24 @@ export async function createImageFromUrl(
   if (issues.length > 0 || !parsed.success || source === undefined) {
     throw validationError(issues, code as (typeof ErrorCodes)[keyof typeof ErrorCodes]);
   }
+  return { name: parsed.data.name, source };
+}
+
+/**
+ * `POST /v1/images` with JSON `{name, url}`: creates an image from a URL on an allowed origin.
+ *
+ * URLs on the service's own public storage are read from the public store without a network
+ * request; all others are fetched by the `ImageFetcher`. The bytes then go through exactly the
+ * upload path (sniffing, limits, re-encode), with problems reported on `url`. Every failure is a
+ * 422 with an `errors` entry on `url` saying which problem it is.
+ */
+export async function createImageFromUrl(
+  context: PipelineContext,
+  caller: Caller,
+  input: ParsedImageFromUrl,
+): Promise<Image> {
+  const { source } = input;
   const data =
     source.kind === "storage" ? await readStorage(context, source.keys) : await fetchRemote(context, source);
-  return ingestImage(context, caller, { name: parsed.data.name, image: data }, "url");
+  return ingestImage(context, caller, { name: input.name, image: data }, "url");
 }

@@ -9,6 +9,7 @@ import { BLACK, parseColor, type Rgba, TRANSPARENT } from "../transforms/color.j
 import { blurSteps, planOutputSize, rotatedSize, type Size, stepOutputSize } from "../transforms/plan.js";
 import type { Position, TransformStep } from "../transforms/steps.js";
 import { type Caller, loadOwnedImage, type PipelineContext, runCodec } from "./context.js";
+import { type ImageBodyInput, type ParsedImageBody, parseImageId } from "./inputs.js";
 
 /** Options of variant delivery (`delivery` in the pipeline options). */
 export const deliveryOptionsSchema = z.strictObject({
@@ -63,6 +64,16 @@ export const signedUrlSchema = z.object({
     .default(3600),
 });
 export type SignedUrlInput = z.input<typeof signedUrlSchema>;
+
+/** Input of `createSignedUrl`: the image id and `{modifiers?, format?, expires_in?}`. */
+export type SignedUrlRequest = ImageBodyInput<typeof signedUrlSchema>;
+
+/** Validates a signed-URL request: the image id first, then the body. */
+export function parseSignedUrlRequest(input: SignedUrlRequest): ParsedImageBody<typeof signedUrlSchema> {
+  const { imageId } = parseImageId(input);
+  const [body] = parseAll([[signedUrlSchema, input?.body ?? {}]] as const);
+  return { imageId, body };
+}
 
 /** Answer of `POST /v1/images/{image_id}/signed-url`. */
 export interface SignedUrl {
@@ -343,7 +354,7 @@ async function sha256Hex(input: string | Uint8Array): Promise<string> {
 /** Variant delivery on one pipeline: one in-flight computation per variant on this node. */
 export interface VariantDelivery {
   deliver(request: VariantRequest): Promise<DeliveredVariant>;
-  signedUrl(caller: Caller, input: { imageId: unknown; body: unknown }): Promise<SignedUrl>;
+  signedUrl(caller: Caller, input: ParsedImageBody<typeof signedUrlSchema>): Promise<SignedUrl>;
   /** Removes an image's cached variants (unpublish and delete call it). */
   forget(imageId: string): Promise<void>;
 }
@@ -503,9 +514,11 @@ export function createVariantDelivery(
     return gate === undefined ? work() : gate.run(work, signal);
   }
 
-  async function signedUrl(caller: Caller, input: { imageId: unknown; body: unknown }): Promise<SignedUrl> {
-    const imageId = parseAll([[imagePathSchema, { image_id: input.imageId }]] as const)[0].image_id;
-    const [body] = parseAll([[signedUrlSchema, input.body ?? {}]] as const);
+  async function signedUrl(
+    caller: Caller,
+    input: ParsedImageBody<typeof signedUrlSchema>,
+  ): Promise<SignedUrl> {
+    const { imageId, body } = input;
     const tokens =
       body.modifiers === undefined ? [] : body.modifiers.split(",").filter((token) => token !== "");
     parseTokens(

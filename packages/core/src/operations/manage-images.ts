@@ -1,16 +1,12 @@
+import type { z } from "zod";
 import { imageNotFound, validationError } from "../errors.js";
 import { type Image, type ImageRecord, MIME_TYPES, toImage } from "../image.js";
-import { imagePathSchema, listImagesSchema, parseAll } from "../schemas.js";
+import type { ImagePublisher } from "../ports/image-publisher.js";
+import { listImagesSchema, parseAll } from "../schemas.js";
 import { type Caller, loadImageBytes, loadOwnedImage, type PipelineContext } from "./context.js";
+import { type ImageIdInput, missingDependency } from "./inputs.js";
 
-/** Identifies one image; `imageId` is validated (422 when malformed). */
-export interface ImageIdInput {
-  imageId: unknown;
-}
-
-export function parseImageId(input: ImageIdInput): string {
-  return parseAll([[imagePathSchema, { image_id: input.imageId }]] as const)[0].image_id;
-}
+export type { ImageIdInput } from "./inputs.js";
 
 /** `GET /v1/images/{image_id}`. */
 export async function getImage(
@@ -18,13 +14,36 @@ export async function getImage(
   caller: Caller,
   input: ImageIdInput,
 ): Promise<Image> {
-  return toImage(await loadOwnedImage(context, caller, parseImageId(input)));
+  return toImage(await loadOwnedImage(context, caller, input.imageId));
 }
 
-/** Input of {@link listImages}: raw query values (`take` may be a numeric string). */
+/**
+ * Input of {@link listImages}: `take` (1..100, default 10; a numeric string as in a query string)
+ * and `from`, the inclusive id of the page's first image.
+ */
 export interface ListImagesRequest {
-  take?: unknown;
-  from?: unknown;
+  take?: number | string | undefined;
+  from?: string | undefined;
+}
+
+/** {@link ListImagesRequest} once validated. */
+export type ListImagesQuery = z.output<typeof listImagesSchema>;
+
+/**
+ * Validates a page request. Query strings such as `take=undefined` (sent by some HTTP clients for
+ * unset values) count as absent; a repeated parameter (an array) is a 422.
+ */
+export function parseListImages(input: ListImagesRequest): ListImagesQuery {
+  const absent = (value: unknown) =>
+    value === undefined || value === "undefined" || value === "" ? undefined : value;
+  const rawTake = absent(input?.take);
+  const take =
+    typeof rawTake === "string" && /^-?\d+$/.test(rawTake)
+      ? Number(rawTake)
+      : rawTake === undefined
+        ? undefined
+        : rawTake;
+  return parseAll([[listImagesSchema, { take, from: absent(input?.from) }]] as const)[0];
 }
 
 /** A page cursor: the `take` and inclusive `from` of another page. */
@@ -43,23 +62,12 @@ export interface ImageList {
 /**
  * `GET /v1/images`: the caller's images of its own stage, newest first. `from` is the inclusive id
  * of the first image of the page; an id that is not one of the caller's images is a 422 on `from`.
- * Query strings such as `take=undefined` (sent by some HTTP clients for unset values) count as absent.
  */
 export async function listImages(
   context: PipelineContext,
   caller: Caller,
-  input: ListImagesRequest,
+  query: ListImagesQuery,
 ): Promise<ImageList> {
-  const absent = (value: unknown) =>
-    value === undefined || value === "undefined" || value === "" ? undefined : value;
-  const rawTake = absent(input.take);
-  const take =
-    typeof rawTake === "string" && /^-?\d+$/.test(rawTake)
-      ? Number(rawTake)
-      : rawTake === undefined
-        ? undefined
-        : rawTake;
-  const [query] = parseAll([[listImagesSchema, { take, from: absent(input.from) }]] as const);
   const page = await context.images.list({
     accountId: caller.accountId,
     stage: caller.keyKind,
@@ -87,7 +95,7 @@ export async function deleteImage(
   caller: Caller,
   input: ImageIdInput,
 ): Promise<void> {
-  const record = await loadOwnedImage(context, caller, parseImageId(input));
+  const record = await loadOwnedImage(context, caller, input.imageId);
   if (!(await removeImage(context, record))) throw imageNotFound(record.id);
 }
 
@@ -101,7 +109,11 @@ export async function removeImage(context: PipelineContext, record: ImageRecord)
   return context.locks.withLock(lockKey(record.id), async () => {
     const current = await context.images.get(record.id);
     if (current === null) return false;
-    await context.publisher.unpublish({ id: current.id, format: current.format });
+    // Without a publisher nothing was published by this pipeline; a record that says otherwise
+    // (published by another process) cannot be taken down here, so it is not deleted either.
+    if (context.publisher !== undefined || current.url !== null) {
+      await publisherOf(context, "deleteImage").unpublish({ id: current.id, format: current.format });
+    }
     if (!(await context.images.delete(current.id))) return false;
     await forgetVariants(context, current.id);
     await context.blobStore.delete(current.blobKey).catch((error: unknown) => {
@@ -127,7 +139,7 @@ export async function downloadImage(
   caller: Caller,
   input: ImageIdInput,
 ): Promise<DownloadedImage> {
-  const record = await loadOwnedImage(context, caller, parseImageId(input));
+  const record = await loadOwnedImage(context, caller, input.imageId);
   const data = await loadImageBytes(context, record);
   return { image: toImage(record), data, contentType: MIME_TYPES[record.format] };
 }
@@ -142,11 +154,12 @@ export async function publishImage(
   caller: Caller,
   input: ImageIdInput,
 ): Promise<Image> {
-  const id = (await loadOwnedImage(context, caller, parseImageId(input))).id;
+  const publisher = publisherOf(context, "publishImage");
+  const id = (await loadOwnedImage(context, caller, input.imageId)).id;
   return context.locks.withLock(lockKey(id), async () => {
     const record = await loadOwnedImage(context, caller, id);
     const request = { id: record.id, format: record.format, blobKey: record.blobKey };
-    const planned = context.publisher.urlFor?.(request);
+    const planned = publisher.urlFor?.(request);
     if (planned !== undefined) {
       let current = record;
       if (record.url !== planned) {
@@ -155,7 +168,7 @@ export async function publishImage(
         current = updated;
       }
       try {
-        await context.publisher.publish(request);
+        await publisher.publish(request);
       } catch (error) {
         // Nothing was made public: the record goes back to what it said (best effort; if this
         // fails too, the record announces a URL that answers 404 until publish is retried).
@@ -165,11 +178,11 @@ export async function publishImage(
       }
       return toImage(current);
     }
-    const url = await context.publisher.publish(request);
+    const url = await publisher.publish(request);
     if (record.url === url) return toImage(record);
     const updated = await context.images.update(record.id, { url });
     if (updated === null) {
-      await context.publisher.unpublish({ id: record.id, format: record.format });
+      await publisher.unpublish({ id: record.id, format: record.format });
       throw imageNotFound(record.id);
     }
     return toImage(updated);
@@ -186,10 +199,11 @@ export async function unpublishImage(
   caller: Caller,
   input: ImageIdInput,
 ): Promise<Image> {
-  const id = (await loadOwnedImage(context, caller, parseImageId(input))).id;
+  const publisher = publisherOf(context, "unpublishImage");
+  const id = (await loadOwnedImage(context, caller, input.imageId)).id;
   return context.locks.withLock(lockKey(id), async () => {
     const record = await loadOwnedImage(context, caller, id);
-    await context.publisher.unpublish({ id: record.id, format: record.format });
+    await publisher.unpublish({ id: record.id, format: record.format });
     if (record.url === null) return toImage(record);
     const updated = await context.images.update(record.id, { url: null });
     if (updated === null) throw imageNotFound(record.id);
@@ -204,4 +218,10 @@ async function forgetVariants(context: PipelineContext, id: string): Promise<voi
   await context.variants?.removeImage(id).catch((error: unknown) => {
     context.logger.warn?.("could not remove the variants of an image", { id, error: String(error) });
   });
+}
+
+/** The pipeline's publisher; without one, publishing calls are a configuration error. */
+export function publisherOf(context: PipelineContext, operation: string): ImagePublisher {
+  if (context.publisher === undefined) throw missingDependency("publisher", operation);
+  return context.publisher;
 }

@@ -4,16 +4,15 @@ import type { Classification } from "../ports/classifier.js";
 import type { ModelPorts } from "../ports/models.js";
 import type { TextFormat } from "../ports/text-extractor.js";
 import type { ModelImage, ModelProvider } from "../ports/vision-model.js";
-import {
+import type {
   classifySchema,
   extractFormattedTextSchema,
-  imagePathSchema,
   imagineSchema,
-  parseAll,
   visualizeSchema,
 } from "../schemas.js";
 import type { ResizeStep, TransformStep } from "../transforms/steps.js";
 import { type Caller, loadImageBytes, loadOwnedImage, type PipelineContext, runCodec } from "./context.js";
+import type { BodyInput, ImageBodyInput, ParsedBody, ParsedImageBody } from "./inputs.js";
 import { ingestImage } from "./upload-image.js";
 
 /** Contract defaults (P14, P15); classify and extract have no API-visible model. */
@@ -30,19 +29,17 @@ export const MASKED_CLASSIFICATION: Classification = Object.freeze({
   secondary_labels: Array.from({ length: 4 }, () => ({ label: "result masked", score: 0 })),
 }) as Classification;
 
-/** Input of the model operations on an existing image. */
-export interface ModelImageInput {
-  imageId: unknown;
-  body: unknown;
-  /** Aborts the upstream model call (e.g. the client disconnected). */
-  signal?: AbortSignal;
-}
+/** Input of `visualize`: the image id and `{prompt, model?}`. */
+export type VisualizeImageInput = ImageBodyInput<typeof visualizeSchema>;
+/** Input of `classify`: the image id (the body is `{}` or absent). */
+export type ClassifyImageInput = ImageBodyInput<typeof classifySchema>;
+/** Input of `extract-formatted-text`: the image id and `{format}`. */
+export type ExtractFormattedTextImageInput = ImageBodyInput<typeof extractFormattedTextSchema>;
+/** Input of a model operation on an existing image with a prompt (visualize). */
+export type ModelImageInput = VisualizeImageInput;
 
-/** Input of {@link imagineImage}. */
-export interface ImagineImageInput {
-  body: unknown;
-  signal?: AbortSignal;
-}
+/** Input of {@link imagineImage}: `{name, prompt, negative_prompt?, seed?, model?}`. */
+export type ImagineImageInput = BodyInput<typeof imagineSchema>;
 
 /**
  * Picks the model: the requested one when this deployment serves it (else 422 on `model`), or the
@@ -150,9 +147,9 @@ export async function imagineImage(
   context: PipelineContext,
   models: ModelPorts,
   caller: Caller,
-  input: ImagineImageInput,
+  input: ParsedBody<typeof imagineSchema>,
 ): Promise<Image> {
-  const [body] = parseAll([[imagineSchema, input.body === undefined ? {} : input.body]] as const);
+  const { body } = input;
   const { provider, model } = resolveModel(models.generator, "imagine", body.model, DEFAULT_MODELS.imagine);
   const generated = await provider
     .generate(
@@ -214,12 +211,9 @@ export async function visualizeImage(
   context: PipelineContext,
   models: ModelPorts,
   caller: Caller,
-  input: ModelImageInput,
+  input: ParsedImageBody<typeof visualizeSchema>,
 ): Promise<{ response: string }> {
-  const [{ image_id }, body] = parseAll([
-    [imagePathSchema, { image_id: input.imageId }],
-    [visualizeSchema, input.body === undefined ? {} : input.body],
-  ] as const);
+  const { imageId: image_id, body } = input;
   const { provider, model } = resolveModel(models.vision, "visualize", body.model, DEFAULT_MODELS.visualize);
   const image = await prepareModelImage(
     context,
@@ -241,12 +235,9 @@ export async function classifyImage(
   context: PipelineContext,
   models: ModelPorts,
   caller: Caller,
-  input: ModelImageInput,
+  input: ParsedImageBody<typeof classifySchema>,
 ): Promise<Classification> {
-  const [{ image_id }] = parseAll([
-    [imagePathSchema, { image_id: input.imageId }],
-    [classifySchema, input.body === undefined ? {} : input.body],
-  ] as const);
+  const image_id = input.imageId;
   if (caller.keyKind === "test") {
     await loadOwnedImage(context, caller, image_id);
     return structuredClone(MASKED_CLASSIFICATION);
@@ -271,12 +262,9 @@ export async function extractFormattedText(
   context: PipelineContext,
   models: ModelPorts,
   caller: Caller,
-  input: ModelImageInput,
+  input: ParsedImageBody<typeof extractFormattedTextSchema>,
 ): Promise<{ format: TextFormat; content: string }> {
-  const [{ image_id }, body] = parseAll([
-    [imagePathSchema, { image_id: input.imageId }],
-    [extractFormattedTextSchema, input.body === undefined ? {} : input.body],
-  ] as const);
+  const { imageId: image_id, body } = input;
   if (caller.keyKind === "test") {
     throw new ImagePipelineError(
       ErrorCodes.FEATURE_NOT_AVAILABLE,

@@ -1,7 +1,7 @@
 import { ErrorCodes, ImagePipelineError, isImagePipelineError } from "../errors.js";
 import type { Image } from "../image.js";
 import type { BackgroundRemover } from "../ports/background-remover.js";
-import { imagePathSchema, parseAll, removeBackgroundSchema } from "../schemas.js";
+import type { removeBackgroundSchema } from "../schemas.js";
 import { TRANSPARENT } from "../transforms/color.js";
 import {
   assertCodecSupports,
@@ -14,15 +14,10 @@ import {
   storeNewImage,
   withMemory,
 } from "./context.js";
+import type { ImageBodyInput, ParsedImageBody } from "./inputs.js";
 
-/** Input of {@link removeImageBackground}. */
-export interface RemoveBackgroundInput {
-  imageId: unknown;
-  /** `{}`, `{name}` or `undefined` (no body at all). */
-  body: unknown;
-  /** Aborts the removal when the remover supports it. */
-  signal?: AbortSignal;
-}
+/** Input of {@link removeImageBackground}: the image id and `{}`, `{name}` or no body at all. */
+export type RemoveBackgroundInput = ImageBodyInput<typeof removeBackgroundSchema>;
 
 /**
  * `POST /v1/images/{image_id}/remove-background`: a new PNG image of the same size whose background
@@ -33,13 +28,10 @@ export async function removeImageBackground(
   context: PipelineContext,
   remover: BackgroundRemover | undefined,
   caller: Caller,
-  input: RemoveBackgroundInput,
+  input: ParsedImageBody<typeof removeBackgroundSchema>,
 ): Promise<Image> {
-  const [{ image_id }, body] = parseAll([
-    [imagePathSchema, { image_id: input.imageId }],
-    [removeBackgroundSchema, input.body === undefined ? {} : input.body],
-  ] as const);
-  const source = await loadOwnedImage(context, caller, image_id);
+  const { body } = input;
+  const source = await loadOwnedImage(context, caller, input.imageId);
   if (remover === undefined) {
     throw new ImagePipelineError(
       ErrorCodes.MODEL_NOT_CONFIGURED,

@@ -1,6 +1,7 @@
 import { FILE_EXTENSIONS, type ImageFormat } from "../image.js";
 import type { BlobStore } from "../ports/blob-store.js";
 import type { PipelineContext } from "./context.js";
+import { publisherOf } from "./manage-images.js";
 
 /** Input of {@link sweepOrphans}. */
 export interface SweepOrphansInput {
@@ -52,7 +53,7 @@ export async function sweepOrphans(
       const removed = await context.locks.withLock(`image:${id}`, async () => {
         const record = await context.images.get(id);
         if (record !== null && record.url !== null && record.format === format) return false;
-        await context.publisher.unpublish({ id, format });
+        await publisherOf(context, "sweepOrphans").unpublish({ id, format });
         return true;
       });
       if (removed) {

@@ -20,11 +20,9 @@ import {
   convertSchema,
   cropSchema,
   formatIssues,
-  imagePathSchema,
   MAX_TRANSFORM_STEPS,
   mirrorSchema,
   modulateSchema,
-  parseAll,
   resizeSchema,
   rotateSchema,
   TRANSFORM_STEP_OPS,
@@ -48,17 +46,28 @@ import {
   runCodec,
   storeNewImage,
 } from "./context.js";
+import { type Cancellable, type ImageBodyInput, type ParsedImageBody, parseImageId } from "./inputs.js";
 
-/** Input of every transform: the source image id (path) and the JSON body. */
-export interface TransformInput {
-  imageId: unknown;
-  body: unknown;
-  /**
-   * The caller gave up (e.g. the client disconnected). A job still waiting for a slot of the work
-   * gate is dropped; codec work, short and bounded, runs to its end once started.
-   */
-  signal?: AbortSignal;
-}
+/** Input of `mirror`: the source image id and `{mode, name?}`. */
+export type MirrorImageInput = ImageBodyInput<typeof mirrorSchema>;
+/** Input of `convert`: the source image id and `{format, quality?, name?}`. */
+export type ConvertImageInput = ImageBodyInput<typeof convertSchema>;
+/** Input of `resize`: the source image id and `{width?, height?, fit?, position?, letterbox_color?, name?}`. */
+export type ResizeImageInput = ImageBodyInput<typeof resizeSchema>;
+/** Input of `crop`: the source image id and `{x1, y1, x2, y2, name?}`. */
+export type CropImageInput = ImageBodyInput<typeof cropSchema>;
+/** Input of `rotate`: the source image id and `{angle, unit?, background_color?, name?}`. */
+export type RotateImageInput = ImageBodyInput<typeof rotateSchema>;
+/** Input of `modulate`: the source image id and at least one adjustment. */
+export type ModulateImageInput = ImageBodyInput<typeof modulateSchema>;
+/** Input of `blur`: the source image id and `{sigma?, name?}`. */
+export type BlurImageInput = ImageBodyInput<typeof blurSchema>;
+/** Input of `watermark`: the source image id and `{watermarks, name?}`. */
+export type WatermarkImageInput = ImageBodyInput<typeof watermarkSchema>;
+/** Input of {@link transformImage}: the source image id and `{name?, steps}` (1 to 10 steps). */
+export type TransformInput = ImageBodyInput<typeof transformSchema>;
+/** Input of {@link transformImage}. */
+export type FusedTransformInput = TransformInput;
 
 /** The image a step is built against: the source, or what the previous steps made of it. */
 interface Current {
@@ -337,18 +346,15 @@ async function runPlan(
  * (every failing field in one 422), loads the caller's source image, builds its steps and runs
  * them in one decode/encode.
  */
-async function runOperation(
+async function runOperation<K extends TransformStepOp>(
   context: PipelineContext,
   caller: Caller,
-  input: TransformInput,
-  op: TransformStepOp,
+  input: ParsedImageBody<(typeof OPERATIONS)[K]["schema"]>,
+  op: K,
 ): Promise<Image> {
   const operation = OPERATIONS[op] as OperationEntry<z.ZodType>;
-  const [{ image_id }, body] = parseAll([
-    [imagePathSchema, { image_id: input.imageId }],
-    [operation.schema, input.body === undefined ? {} : input.body],
-  ] as const);
-  const source = await loadOwnedImage(context, caller, image_id);
+  const body: unknown = input.body;
+  const source = await loadOwnedImage(context, caller, input.imageId);
   const output = op === "convert" ? (body as { format: ImageFormat }).format : source.format;
   const built = await operation.build(body, source, { context, caller, output });
   return runPlan(
@@ -367,7 +373,7 @@ async function runOperation(
 }
 
 /** The validated steps of a fused transform, each with its operation's output type. */
-type ParsedStep = {
+export type ParsedStep = {
   [K in TransformStepOp]: { op: K; index: number; body: z.output<(typeof OPERATIONS)[K]["schema"]> };
 }[TransformStepOp];
 
@@ -471,8 +477,19 @@ function prefixIssues(error: unknown, index: number): unknown {
   );
 }
 
-/** Input of {@link transformImage}: the source id (path) and the `{name?, steps}` body. */
-export type FusedTransformInput = TransformInput;
+/** {@link TransformInput} once validated: every step parsed with its operation's schema. */
+export interface ParsedTransform extends Cancellable {
+  imageId: string;
+  name: string | undefined;
+  steps: ParsedStep[];
+}
+
+/** Validates a fused transform: the image id first, then the body step by step. */
+export function parseTransform(input: TransformInput): ParsedTransform {
+  const { imageId } = parseImageId(input);
+  const parsed = parseTransformBody(input?.body);
+  return { imageId, name: parsed.name, steps: parsed.steps, signal: input?.signal };
+}
 
 /**
  * `POST /v1/images/{image_id}/transform`: up to 10 steps (resize, crop, rotate, mirror, modulate,
@@ -483,13 +500,11 @@ export type FusedTransformInput = TransformInput;
 export async function transformImage(
   context: PipelineContext,
   caller: Caller,
-  input: FusedTransformInput,
+  input: ParsedTransform,
 ): Promise<Image> {
-  const [{ image_id }] = parseAll([[imagePathSchema, { image_id: input.imageId }]] as const);
-  const parsed = parseTransformBody(input.body);
-  const source = await loadOwnedImage(context, caller, image_id);
-  const plan = await buildSteps(parsed.steps, source, { context, caller }, source.format);
-  return runPlan(context, caller, source, plan, parsed.name, input.signal);
+  const source = await loadOwnedImage(context, caller, input.imageId);
+  const plan = await buildSteps(input.steps, source, { context, caller }, source.format);
+  return runPlan(context, caller, source, plan, input.name, input.signal);
 }
 
 /** Options of {@link processImage}. */
@@ -563,27 +578,28 @@ export async function processImage(
 /** The caller of storage-free processing (no account: nothing is stored or billed). */
 const LIBRARY_CALLER: Caller = { accountId: "library", keyKind: "live", keyId: "library" };
 
+/**
+ * A single transform (`POST /v1/images/{image_id}/<op>`) over its validated input: the operation's
+ * body parsed by its schema (the same entry a step of a fused transform is built by).
+ */
+const single =
+  <K extends TransformStepOp>(op: K) =>
+  (context: PipelineContext, caller: Caller, input: ParsedImageBody<(typeof OPERATIONS)[K]["schema"]>) =>
+    runOperation(context, caller, input, op);
+
 /** `POST /v1/images/{image_id}/mirror`. */
-export const mirrorImage = (context: PipelineContext, caller: Caller, input: TransformInput) =>
-  runOperation(context, caller, input, "mirror");
+export const mirrorImage = single("mirror");
 /** `POST /v1/images/{image_id}/convert`: re-encodes to `format` (`jpg` is `jpeg`) at `quality`. */
-export const convertImage = (context: PipelineContext, caller: Caller, input: TransformInput) =>
-  runOperation(context, caller, input, "convert");
+export const convertImage = single("convert");
 /** `POST /v1/images/{image_id}/resize`. */
-export const resizeImage = (context: PipelineContext, caller: Caller, input: TransformInput) =>
-  runOperation(context, caller, input, "resize");
+export const resizeImage = single("resize");
 /** `POST /v1/images/{image_id}/crop`. */
-export const cropImage = (context: PipelineContext, caller: Caller, input: TransformInput) =>
-  runOperation(context, caller, input, "crop");
+export const cropImage = single("crop");
 /** `POST /v1/images/{image_id}/rotate`. */
-export const rotateImage = (context: PipelineContext, caller: Caller, input: TransformInput) =>
-  runOperation(context, caller, input, "rotate");
+export const rotateImage = single("rotate");
 /** `POST /v1/images/{image_id}/modulate`. */
-export const modulateImage = (context: PipelineContext, caller: Caller, input: TransformInput) =>
-  runOperation(context, caller, input, "modulate");
+export const modulateImage = single("modulate");
 /** `POST /v1/images/{image_id}/blur`. */
-export const blurImage = (context: PipelineContext, caller: Caller, input: TransformInput) =>
-  runOperation(context, caller, input, "blur");
+export const blurImage = single("blur");
 /** `POST /v1/images/{image_id}/watermark`. */
-export const watermarkImage = (context: PipelineContext, caller: Caller, input: TransformInput) =>
-  runOperation(context, caller, input, "watermark");
+export const watermarkImage = single("watermark");

@@ -1,4 +1,4 @@
-import { ErrorCodes, isImagePipelineError, validationError } from "../errors.js";
+import { ErrorCodes, isImagePipelineError, type ValidationIssue, validationError } from "../errors.js";
 import {
   acceptedFormats,
   describeUnsupportedImage,
@@ -7,7 +7,7 @@ import {
   sniffImageFormat,
 } from "../image.js";
 import { countJpegScans } from "../jpeg-scans.js";
-import { formatBytes } from "../limits.js";
+import { formatBytes, type Limits } from "../limits.js";
 import { parseAll, uploadImageSchema } from "../schemas.js";
 import { BLACK } from "../transforms/color.js";
 import { stepOutputSize } from "../transforms/plan.js";
@@ -21,19 +21,69 @@ import {
   storeNewImage,
 } from "./context.js";
 
-/** Input of {@link uploadImage}. */
+/** Input of {@link uploadImage}: the `name` form field and the `image` file. */
 export interface UploadImageInput {
-  /** The `name` form field (validated: string of 1..30 characters). */
-  name: unknown;
-  /** The `image` file bytes, or `undefined` when no file was sent. */
-  image: Uint8Array | undefined;
+  /** 1..30 characters. */
+  name: string;
+  /** The file's bytes (jpeg, png, webp, gif, avif or tiff, sniffed from the bytes). */
+  image: Uint8Array;
+}
+
+type IssueCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+/** What is wrong with candidate image bytes before any decode: absent, too large, not an image. */
+function imageBytesIssues(
+  image: Uint8Array | undefined,
+  field: string,
+  limits: Limits,
+): { issues: ValidationIssue[]; code: IssueCode } {
+  if (!(image instanceof Uint8Array)) {
+    const message = image === undefined ? "is required" : "must be a file (bytes)";
+    return { issues: [{ path: field, message }], code: ErrorCodes.VALIDATION_FAILED };
+  }
+  if (image.byteLength > limits.maxUploadBytes) {
+    return {
+      issues: [{ path: field, message: `must not be larger than ${formatBytes(limits.maxUploadBytes)}` }],
+      code: ErrorCodes.IMAGE_TOO_LARGE,
+    };
+  }
+  if (image.byteLength === 0 || sniffImageFormat(image) === null) {
+    const why = image.byteLength === 0 ? null : describeUnsupportedImage(image);
+    return {
+      issues: [{ path: field, message: why ?? `must be ${acceptedFormats("file")}` }],
+      code: ErrorCodes.INVALID_IMAGE,
+    };
+  }
+  return { issues: [], code: ErrorCodes.VALIDATION_FAILED };
 }
 
 /**
- * Validates and ingests new image bytes: the format is sniffed from the bytes (jpeg, png, webp;
- * everything else is refused), the header is checked against the byte, pixel and side limits
- * before any decode, and the image is re-encoded (EXIF orientation applied, metadata such as GPS
- * stripped, embedded payloads destroyed). Every failing field is reported at once.
+ * Validates an upload: the name and the bytes (present, within the byte limit, a format sniffed
+ * from the bytes). Every failing field is reported at once.
+ */
+export function parseUploadImage(
+  input: UploadImageInput,
+  context: Pick<PipelineContext, "limits">,
+): UploadImageInput {
+  const issues: ValidationIssue[] = [];
+  let name: string | undefined;
+  try {
+    [{ name }] = parseAll([[uploadImageSchema, { name: input?.name }]] as const);
+  } catch (error) {
+    if (!isImagePipelineError(error)) throw error;
+    issues.push(...error.issues);
+  }
+  const bytes = imageBytesIssues(input?.image, "image", context.limits);
+  issues.push(...bytes.issues);
+  if (issues.length > 0 || name === undefined) throw validationError(issues, bytes.code);
+  return { name, image: input.image };
+}
+
+/**
+ * Ingests new image bytes under a validated name: the format is sniffed from the bytes (uploads,
+ * imports and generated images alike), the header is checked against the byte, pixel and side
+ * limits before any decode, and the image is re-encoded (EXIF orientation applied, metadata such
+ * as GPS stripped, embedded payloads destroyed). Problems with the bytes are reported on `field`.
  */
 export async function ingestImage(
   context: PipelineContext,
@@ -42,28 +92,10 @@ export async function ingestImage(
   field: string,
   options: { steps?: TransformStep[]; format?: ImageFormat } = {},
 ): Promise<Image> {
-  const issues: { path: string; message: string }[] = [];
-  let name: string | undefined;
-  try {
-    [{ name }] = parseAll([[uploadImageSchema, { name: input.name }]] as const);
-  } catch (error) {
-    if (!isImagePipelineError(error)) throw error;
-    issues.push(...error.issues);
-  }
   const { limits } = context;
-  const image = input.image;
-  let code: (typeof ErrorCodes)[keyof typeof ErrorCodes] = ErrorCodes.VALIDATION_FAILED;
-  if (image === undefined) {
-    issues.push({ path: field, message: "is required" });
-  } else if (image.byteLength > limits.maxUploadBytes) {
-    issues.push({ path: field, message: `must not be larger than ${formatBytes(limits.maxUploadBytes)}` });
-    code = ErrorCodes.IMAGE_TOO_LARGE;
-  } else if (image.byteLength === 0 || sniffImageFormat(image) === null) {
-    const why = image.byteLength === 0 ? null : describeUnsupportedImage(image);
-    issues.push({ path: field, message: why ?? `must be ${acceptedFormats("file")}` });
-    code = ErrorCodes.INVALID_IMAGE;
-  }
-  if (issues.length > 0 || image === undefined || name === undefined) throw validationError(issues, code);
+  const { image, name } = input;
+  const bytes = imageBytesIssues(image, field, limits);
+  if (bytes.issues.length > 0) throw validationError(bytes.issues, bytes.code);
 
   if (sniffImageFormat(image) === "jpeg") {
     const scans = countJpegScans(image, limits.maxJpegScans + 1);

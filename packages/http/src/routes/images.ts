@@ -1,30 +1,15 @@
 import {
-  blurSchema,
-  classifySchema,
-  convertSchema,
-  cropSchema,
+  type Caller,
   ErrorCodes,
-  extractFormattedTextSchema,
   type Image,
-  type ImagePipeline,
   ImagePipelineError,
   imagePathSchema,
-  imagineSchema,
   listImagesSchema,
   MIME_TYPES,
-  mirrorSchema,
-  modulateSchema,
+  OPERATIONS_TABLE,
   type OperationId,
-  removeBackgroundSchema,
-  resizeSchema,
-  rotateSchema,
-  signedUrlSchema,
-  type TransformInput,
-  transformSchema,
-  visualizeSchema,
-  watermarkSchema,
+  type OperationInput,
 } from "@pixport/core";
-import { createImageFromUrlSchema } from "../create-from-url.js";
 import {
   classificationSchema,
   extractedTextSchema,
@@ -36,7 +21,7 @@ import {
   variantPathSchema,
   visualizeResponseSchema,
 } from "../response-schemas.js";
-import type { Route, RouteContext, RouteResult } from "./route.js";
+import type { OwnRoute, Route, RouteContext, RouteResult } from "./route.js";
 
 const image =
   (status: number) =>
@@ -45,56 +30,66 @@ const isMultipart = (type: string | undefined) => type === "multipart/form-data"
 
 function upload(context: RouteContext): Promise<RouteResult> {
   return context.pipeline
-    .uploadImage(context.caller, {
-      name: context.multipart?.fields.get("name"),
-      image: context.multipart?.file,
-    })
+    .uploadImage(
+      context.caller,
+      unchecked({ name: context.multipart?.fields.get("name"), image: context.multipart?.file }),
+    )
     .then(image(201));
 }
 
-/** Pipeline operations on one existing image that take `{ imageId, body }` (transforms and model calls). */
+/** Operations of the table on one stored image with a JSON body (transforms and model calls). */
 type ImageOperation = {
-  [K in OperationId]: ImagePipeline[K] extends (caller: never, input: TransformInput) => Promise<unknown>
-    ? K
-    : never;
+  [K in OperationId]: OperationInput<K> extends { imageId: string; body?: unknown } ? K : never;
 }[OperationId];
 
-/** A route of pixport's own table: its id must be an operation of the core's table. */
-type OwnRoute = Route & { operationId: OperationId };
+/**
+ * A request's raw values handed to a typed pipeline method. The method validates them at run time
+ * with the operation's schemas (the same 422 issues a library caller gets), so this is the one
+ * place where the wire's `unknown` meets the typed API, and it is checked right there.
+ */
+const unchecked = <T>(value: unknown): T => value as T;
+
+/** The `{image_id}` path parameter of a route, validated by the operation it is handed to. */
+const imageIdOf = (context: RouteContext): { imageId: string } =>
+  unchecked({ imageId: context.params.image_id });
+
+/** The method and path of an operation's first route in the core's table. */
+function routeOf(operationId: OperationId): { method: Route["method"]; path: string } {
+  const [method, path] = (OPERATIONS_TABLE[operationId].routes[0] ?? "").split(" ");
+  return { method: method as Route["method"], path: path ?? "" };
+}
 
 /**
- * `POST /v1/images/{image_id}/<path>` with a JSON body, answering 201: every transform (the answer is
- * the new Image) and the model calls on an image (their own answer schema).
+ * `POST /v1/images/{image_id}/<op>` with a JSON body, answering 201: every transform (the answer is
+ * the new Image) and the model calls on an image (their own answer schema). The path and the body
+ * schema come from the operation's row in the core's table.
  */
 function imageRoute(
   operationId: ImageOperation,
-  path: string,
   summary: string,
-  bodySchema: Route["bodySchema"],
   responseSchema: Route["responseSchema"] = imageSchema,
 ): OwnRoute {
   return {
     operationId,
-    method: "POST",
-    path: `/v1/images/{image_id}/${path}`,
+    ...routeOf(operationId),
     summary,
     auth: true,
     body: "json",
-    bodySchema,
+    bodySchema: OPERATIONS_TABLE[operationId].schema,
     paramsSchema: imagePathSchema,
     responseSchema,
     successStatus: 201,
     invoke: (context) => {
       const operation = context.pipeline[operationId] as (
-        caller: RouteContext["caller"],
-        input: TransformInput,
+        caller: Caller,
+        input: OperationInput<ImageOperation>,
       ) => Promise<unknown>;
       return operation
-        .call(context.pipeline, context.caller, {
-          imageId: context.params.image_id,
-          body: context.body,
-          signal: context.request.signal,
-        })
+        .call(
+          context.pipeline,
+          context.caller,
+          unchecked({ imageId: context.params.image_id, body: context.body, signal: context.request.signal }),
+        )
         .then((body): RouteResult => ({ kind: "json", status: 201, body }));
     },
   };
@@ -107,7 +102,7 @@ function link(baseUrl: string, cursor: { take: number; from: string } | null): s
 }
 
 /** Every route of the IMG Processing API that pixport serves, in documentation order. */
-export const imageRoutes: readonly Route[] = [
+export const imageRoutes: readonly OwnRoute[] = [
   {
     operationId: "uploadImage",
     method: "POST",
@@ -140,12 +135,12 @@ export const imageRoutes: readonly Route[] = [
     summary: "Create an image from a URL on an allowed origin (JSON `{name, url}`).",
     auth: true,
     body: "json",
-    bodySchema: createImageFromUrlSchema,
+    bodySchema: OPERATIONS_TABLE.createImageFromUrl.schema,
     responseSchema: imageSchema,
     successStatus: 201,
     accepts: (type) => !isMultipart(type),
     invoke: (context) =>
-      context.pipeline.createImageFromUrl(context.caller, { body: context.body }).then(image(201)),
+      context.pipeline.createImageFromUrl(context.caller, unchecked({ body: context.body })).then(image(201)),
   },
   {
     // Before every `/v1/images/{image_id}` route, so `imagine` is never read as an image id.
@@ -155,12 +150,12 @@ export const imageRoutes: readonly Route[] = [
     summary: "Create a 1024 x 1024 JPEG image from a prompt (models sdxl, flux; default sdxl).",
     auth: true,
     body: "json",
-    bodySchema: imagineSchema,
+    bodySchema: OPERATIONS_TABLE.imagineImage.schema,
     responseSchema: imageSchema,
     successStatus: 201,
     invoke: (context) =>
       context.pipeline
-        .imagineImage(context.caller, { body: context.body, signal: context.request.signal })
+        .imagineImage(context.caller, unchecked({ body: context.body, signal: context.request.signal }))
         .then(image(201)),
   },
   {
@@ -179,10 +174,10 @@ export const imageRoutes: readonly Route[] = [
         const values = query.getAll(name);
         return values.length > 1 ? values : values[0];
       };
-      const page = await context.pipeline.listImages(context.caller, {
-        take: single("take"),
-        from: single("from"),
-      });
+      const page = await context.pipeline.listImages(
+        context.caller,
+        unchecked({ take: single("take"), from: single("from") }),
+      );
       return {
         kind: "json",
         status: 200,
@@ -203,8 +198,7 @@ export const imageRoutes: readonly Route[] = [
     paramsSchema: imagePathSchema,
     responseSchema: imageSchema,
     successStatus: 200,
-    invoke: (context) =>
-      context.pipeline.getImage(context.caller, { imageId: context.params.image_id }).then(image(200)),
+    invoke: (context) => context.pipeline.getImage(context.caller, imageIdOf(context)).then(image(200)),
   },
   {
     operationId: "getImageMetadata",
@@ -220,7 +214,7 @@ export const imageRoutes: readonly Route[] = [
     invoke: async (context) => ({
       kind: "json",
       status: 200,
-      body: await context.pipeline.getImageMetadata(context.caller, { imageId: context.params.image_id }),
+      body: await context.pipeline.getImageMetadata(context.caller, imageIdOf(context)),
     }),
   },
   {
@@ -231,17 +225,17 @@ export const imageRoutes: readonly Route[] = [
       "An expiring, signed variant URL for one of your images (private ones too), e.g. for a page behind a login (pixport's own route; not billed).",
     auth: true,
     body: "json",
-    bodySchema: signedUrlSchema,
+    bodySchema: OPERATIONS_TABLE.createSignedUrl.schema,
     paramsSchema: imagePathSchema,
     responseSchema: signedUrlResponseSchema,
     successStatus: 200,
     invoke: async (context) => ({
       kind: "json",
       status: 200,
-      body: await context.pipeline.createSignedUrl(context.caller, {
-        imageId: context.params.image_id,
-        body: context.body,
-      }),
+      body: await context.pipeline.createSignedUrl(
+        context.caller,
+        unchecked({ imageId: context.params.image_id, body: context.body }),
+      ),
     }),
   },
   {
@@ -304,7 +298,7 @@ export const imageRoutes: readonly Route[] = [
     paramsSchema: imagePathSchema,
     successStatus: 204,
     invoke: async (context) => {
-      await context.pipeline.deleteImage(context.caller, { imageId: context.params.image_id });
+      await context.pipeline.deleteImage(context.caller, imageIdOf(context));
       return { kind: "empty", status: 204 };
     },
   },
@@ -319,9 +313,7 @@ export const imageRoutes: readonly Route[] = [
     responseMediaTypes: Object.values(MIME_TYPES),
     successStatus: 200,
     invoke: async (context) => {
-      const result = await context.pipeline.downloadImage(context.caller, {
-        imageId: context.params.image_id,
-      });
+      const result = await context.pipeline.downloadImage(context.caller, imageIdOf(context));
       return {
         kind: "binary",
         status: 200,
@@ -341,8 +333,7 @@ export const imageRoutes: readonly Route[] = [
     paramsSchema: imagePathSchema,
     responseSchema: imageSchema,
     successStatus: 201,
-    invoke: (context) =>
-      context.pipeline.publishImage(context.caller, { imageId: context.params.image_id }).then(image(201)),
+    invoke: (context) => context.pipeline.publishImage(context.caller, imageIdOf(context)).then(image(201)),
   },
   {
     operationId: "unpublishImage",
@@ -354,53 +345,37 @@ export const imageRoutes: readonly Route[] = [
     paramsSchema: imagePathSchema,
     responseSchema: imageSchema,
     successStatus: 201,
-    invoke: (context) =>
-      context.pipeline.unpublishImage(context.caller, { imageId: context.params.image_id }).then(image(201)),
+    invoke: (context) => context.pipeline.unpublishImage(context.caller, imageIdOf(context)).then(image(201)),
   },
-  imageRoute("mirrorImage", "mirror", "Mirror an image horizontally, vertically or both.", mirrorSchema),
-  imageRoute("convertImage", "convert", "Convert an image to jpeg, png or webp.", convertSchema),
-  imageRoute("resizeImage", "resize", "Resize an image (fill, contain, cover).", resizeSchema),
+  imageRoute("mirrorImage", "Mirror an image horizontally, vertically or both."),
+  imageRoute("convertImage", "Convert an image to jpeg, png or webp."),
+  imageRoute("resizeImage", "Resize an image (fill, contain, cover)."),
   imageRoute(
     "transformImage",
-    "transform",
     "Run up to 10 steps (resize, crop, rotate, mirror, modulate, blur, watermark, convert) in one decode and one encode; one new image, billed once.",
-    transformSchema,
   ),
-  imageRoute("cropImage", "crop", "Crop an image to a box.", cropSchema),
-  imageRoute("rotateImage", "rotate", "Rotate an image clockwise.", rotateSchema),
-  imageRoute(
-    "modulateImage",
-    "modulate",
-    "Adjust brightness, saturation, hue, lightness, exposure and contrast.",
-    modulateSchema,
-  ),
-  imageRoute("blurImage", "blur", "Gaussian blur.", blurSchema),
+  imageRoute("cropImage", "Crop an image to a box."),
+  imageRoute("rotateImage", "Rotate an image clockwise."),
+  imageRoute("modulateImage", "Adjust brightness, saturation, hue, lightness, exposure and contrast."),
+  imageRoute("blurImage", "Gaussian blur."),
   imageRoute(
     "removeImageBackground",
-    "remove-background",
     "Remove the background (JSON `{}`, `{name}` or no body); always a PNG with transparency. Billed as 2.",
-    removeBackgroundSchema,
   ),
-  imageRoute("watermarkImage", "watermark", "Draw other images over an image.", watermarkSchema),
+  imageRoute("watermarkImage", "Draw other images over an image."),
   imageRoute(
     "visualizeImage",
-    "visualize",
     "Answer a prompt about an image (models uform-gen, llava, gemini; default uform-gen).",
-    visualizeSchema,
     visualizeResponseSchema,
   ),
   imageRoute(
     "classifyImage",
-    "classify",
     "Classify an image (JSON `{}` or no body). Test keys get a masked result.",
-    classifySchema,
     classificationSchema,
   ),
   imageRoute(
     "extractFormattedText",
-    "extract-formatted-text",
     "Extract the text of an image as markdown or plain text (live keys only).",
-    extractFormattedTextSchema,
     extractedTextSchema,
   ),
-] satisfies readonly OwnRoute[];
+];

@@ -42,16 +42,18 @@ export interface RouteContext {
   usageHeaderName: string;
 }
 
+/** The ids of pixport's own routes: the operations of the core's table and the OpenAPI document. */
+export type OwnRouteId = OperationId | "getOpenApiDocument";
+
 /**
  * One route as data: the single source for every binding and for the OpenAPI document.
- * `operationId` is the core operation's name (also used for billing).
+ * `operationId` is the core operation's name (also used for billing). Pixport's own routes are
+ * {@link OwnRoute}s, checked against the operations table at compile time; a route of your own
+ * names its id (`Route<"pingImage">`), and the handler serves any `Route`.
  */
-export interface Route {
-  /**
-   * The core operation (`OperationId`; pixport's own routes are checked against the operations
-   * table at compile time) or the id of a route of your own.
-   */
-  operationId: OperationId | "getOpenApiDocument" | (string & {});
+export interface Route<Id extends string = string> {
+  /** The core operation (an `OperationId`) or the id of a route of your own. */
+  operationId: Id;
   method: "GET" | "POST" | "DELETE";
   /** OpenAPI-style path template, e.g. `/v1/images/{image_id}/resize`. */
   path: string;
@@ -81,3 +83,6 @@ export interface Route {
   accepts?: (mediaType: string | undefined) => boolean;
   invoke(context: RouteContext): Promise<RouteResult>;
 }
+
+/** A route of pixport's own table: its id is an operation of the core's table (or the document). */
+export type OwnRoute = Route<OwnRouteId>;
