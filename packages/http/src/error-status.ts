@@ -61,6 +61,91 @@ const encoder = new TextEncoder();
 /** What clients read on a storage outage (the adapter's own message goes to the logger). */
 export const STORAGE_UNAVAILABLE_MESSAGE = "Storage is temporarily unavailable; retry later.";
 
+/** The `type` slug and the `error` title of each status (contract section 2.2), for bodies built by status. */
+const STATUS_ROWS: Readonly<Record<number, { slug: string; title: string }>> = {
+  400: { slug: "bad-request", title: "Bad Request" },
+  401: { slug: "unauthorized", title: "Unauthorized" },
+  403: { slug: "forbidden", title: "Forbidden" },
+  404: { slug: "not-found", title: "Not Found" },
+  405: { slug: "method-not-allowed", title: "Method Not Allowed" },
+  408: { slug: "request-timeout", title: "Request Timeout" },
+  422: { slug: VALIDATION.slug, title: VALIDATION.title },
+  429: { slug: "too-many-requests", title: "Too Many Requests" },
+};
+
+/** The contract's message error body (section 2.1): 401, 403, 404, 429, 5xx and 400. */
+export interface MessageErrorBody {
+  type: string;
+  error: string;
+  status: number;
+  message: string;
+  /** The pixport error code, an extra field beside the contract's. */
+  code?: ErrorCode;
+}
+
+/** The contract's validation error body (section 2.1): 422, `errors` and no `message`. */
+export interface ValidationErrorBody {
+  type: string;
+  error: string;
+  status: 422;
+  errors: string[];
+  code?: ErrorCode;
+}
+
+/** What {@link errorBody} needs: the status and the message; the rest follows from the status. */
+export interface ErrorBodyOptions {
+  status: number;
+  message: string;
+  code?: ErrorCode | undefined;
+  /** The `type` slug. @default the status's (`internal-error` for every 5xx) */
+  slug?: string;
+  /** The `error` title. @default the status's (`Internal Error` for every 5xx) */
+  title?: string;
+}
+
+/**
+ * The one builder of the contract's message error bodies: `{type, error, status, message}` (and
+ * `code` when given), in that order. Every error body pixport writes, in the handler, the
+ * bindings and the prebuilt server, comes from here or from {@link validationErrorBody}.
+ */
+export function errorBody(options: ErrorBodyOptions): MessageErrorBody {
+  const row = STATUS_ROWS[options.status] ?? { slug: "internal-error", title: "Internal Error" };
+  return {
+    type: ERROR_TYPE_BASE + (options.slug ?? row.slug),
+    error: options.title ?? row.title,
+    status: options.status,
+    message: options.message,
+    ...(options.code === undefined ? {} : { code: options.code }),
+  };
+}
+
+/** The contract's 422 body: `{type, error, status: 422, errors}` (and `code` when given). */
+export function validationErrorBody(errors: string[], code?: ErrorCode): ValidationErrorBody {
+  return {
+    type: ERROR_TYPE_BASE + VALIDATION.slug,
+    error: VALIDATION.title,
+    status: 422,
+    errors,
+    ...(code === undefined ? {} : { code }),
+  };
+}
+
+/**
+ * The status-only form, for answers outside the contract that nobody reads as an API error (a
+ * client that closed its request gets 499): `{status, error}`.
+ */
+export function statusOnlyBody(status: number, title: string): { status: number; error: string } {
+  return { status, error: title };
+}
+
+/** An error body as a response with its status. */
+export function errorBodyResponse(
+  body: MessageErrorBody | ValidationErrorBody | { status: number; error: string },
+  headers: Record<string, string> = {},
+): HttpResponse {
+  return jsonResponse(body.status, body, headers);
+}
+
 /** Encodes a JSON response with `Content-Type: application/json`. */
 export function jsonResponse(
   status: number,
@@ -84,9 +169,8 @@ export function errorResponse(error: ImagePipelineError): HttpResponse {
   // Without a field it is the deployment's gap: 501.
   const row =
     error.code === ErrorCodes.UNSUPPORTED_OPERATION && error.issues.length > 0
-      ? { ...VALIDATION, slug: "validation-error" }
+      ? VALIDATION
       : (ERROR_STATUS[error.code] ?? ERROR_STATUS.INTERNAL);
-  const base = { type: ERROR_TYPE_BASE + row.slug, error: row.title, status: row.status };
   const headers: Record<string, string> = {};
   // Every 503 says when to retry: storage outages without their own hint get 5 s.
   const retryAfter =
@@ -94,27 +178,22 @@ export function errorResponse(error: ImagePipelineError): HttpResponse {
   if (retryAfter !== undefined) headers["Retry-After"] = String(Math.ceil(retryAfter));
   if (row.status === 422) {
     const errors = error.issues.map((issue) => `${issue.path} ${issue.message}`);
-    return jsonResponse(
-      422,
-      { ...base, errors: errors.length > 0 ? errors : [error.message], code: error.code },
+    return errorBodyResponse(
+      validationErrorBody(errors.length > 0 ? errors : [error.message], error.code),
       headers,
     );
   }
+  const { status, slug, title } = row;
   // Storage outages keep their cause (ENOSPC, a path, a Redis host) for the logger; the client
   // learns only that storage is unavailable and when to retry.
-  if (error.code === ErrorCodes.STORAGE_UNAVAILABLE) {
-    return jsonResponse(
-      row.status,
-      { ...base, message: STORAGE_UNAVAILABLE_MESSAGE, code: error.code },
-      headers,
-    );
-  }
   const message =
-    row.status >= 500 &&
-    error.code !== ErrorCodes.OVERLOADED &&
-    error.code !== ErrorCodes.UNSUPPORTED_OPERATION &&
-    !MODEL_CODES.has(error.code)
-      ? "An internal error occurred while processing the request."
-      : error.message;
-  return jsonResponse(row.status, { ...base, message, code: error.code }, headers);
+    error.code === ErrorCodes.STORAGE_UNAVAILABLE
+      ? STORAGE_UNAVAILABLE_MESSAGE
+      : status >= 500 &&
+          error.code !== ErrorCodes.OVERLOADED &&
+          error.code !== ErrorCodes.UNSUPPORTED_OPERATION &&
+          !MODEL_CODES.has(error.code)
+        ? "An internal error occurred while processing the request."
+        : error.message;
+  return errorBodyResponse(errorBody({ status, slug, title, message, code: error.code }), headers);
 }

@@ -9,11 +9,12 @@ import {
   type Logger,
   parseOptions,
   type RateLimitDecision,
+  RateLimitedError,
   silentLogger,
 } from "@pixport/core";
 import { z } from "zod";
 import { discardBody, mediaType, readJsonBody } from "./body.js";
-import { errorResponse, jsonResponse } from "./error-status.js";
+import { errorBody, errorBodyResponse, errorResponse, jsonResponse, statusOnlyBody } from "./error-status.js";
 import { parseMultipartUpload } from "./multipart.js";
 import { defaultRoutes } from "./routes/default-routes.js";
 import type { Route, RouteContext, RouteResult } from "./routes/route.js";
@@ -213,14 +214,11 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
       }
       if (match.kind === "method-not-allowed") {
         return finish(
-          jsonResponse(
-            405,
-            {
-              type: "https://docs.img-processing.com/errors/method-not-allowed",
-              error: "Method Not Allowed",
+          errorBodyResponse(
+            errorBody({
               status: 405,
               message: `Method ${request.method} is not allowed on ${request.path}.`,
-            },
+            }),
             { Allow: match.allow.join(", ") },
           ),
         );
@@ -261,8 +259,7 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
           rateLimit = await pipeline.admit(authenticated, route.operationId);
         } catch (error) {
           // A refused request still reports the window (the decision travels on the error).
-          if (isImagePipelineError(error) && "decision" in error)
-            rateLimit = error.decision as RateLimitDecision;
+          if (RateLimitedError.isInstance(error)) rateLimit = error.decision;
           throw error;
         }
       }
@@ -321,7 +318,7 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
         // The client is gone: whatever failed failed because of that, and no one reads the answer.
         // 499 (nginx's "client closed request") keeps it apart from real failures in access logs.
         logger.info?.("client closed the request", { method: request.method, path: request.path });
-        return finish(jsonResponse(499, { status: 499, error: "Client Closed Request" }));
+        return finish(errorBodyResponse(statusOnlyBody(499, "Client Closed Request")));
       }
       errorCode = isImagePipelineError(error) ? error.code : ErrorCodes.INTERNAL;
       if (isImagePipelineError(error)) {

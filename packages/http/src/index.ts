@@ -1,6 +1,18 @@
 export { discardBody, mediaType, readBody, readJsonBody } from "./body.js";
 export { createImageFromUrlSchema } from "./create-from-url.js";
-export { ERROR_STATUS, ERROR_TYPE_BASE, errorResponse, jsonResponse } from "./error-status.js";
+export {
+  ERROR_STATUS,
+  ERROR_TYPE_BASE,
+  type ErrorBodyOptions,
+  errorBody,
+  errorBodyResponse,
+  errorResponse,
+  jsonResponse,
+  type MessageErrorBody,
+  statusOnlyBody,
+  type ValidationErrorBody,
+  validationErrorBody,
+} from "./error-status.js";
 export type { RequestEvent } from "./handler.js";
 export {
   createHttpHandler,

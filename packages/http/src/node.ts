@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ErrorCodes } from "@pixport/core";
-import { ERROR_TYPE_BASE } from "./error-status.js";
+import { errorBody } from "./error-status.js";
 import type { HttpHandler } from "./handler.js";
 import { clientGoneSignal } from "./types.js";
 
@@ -55,13 +55,9 @@ export function createNodeListener(
           response.destroy();
           return;
         }
-        const body = JSON.stringify({
-          type: `${ERROR_TYPE_BASE}internal-error`,
-          error: "Internal Error",
-          status: 500,
-          message: "An unexpected error occurred.",
-          code: ErrorCodes.INTERNAL,
-        });
+        const body = JSON.stringify(
+          errorBody({ status: 500, message: "An unexpected error occurred.", code: ErrorCodes.INTERNAL }),
+        );
         response.writeHead(500, { "Content-Type": "application/json; charset=utf-8" });
         response.end(body);
       },

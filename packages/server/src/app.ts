@@ -15,7 +15,7 @@ import {
   type Logger,
 } from "@pixport/core";
 import { publicKeyFor } from "@pixport/core/internal";
-import { createNodeListener, ERROR_TYPE_BASE, type RequestEvent } from "@pixport/http";
+import { createNodeListener, errorBody, type RequestEvent } from "@pixport/http";
 import { createExpressRouter } from "@pixport/http-express";
 import express, { type Express, type Request, type Response } from "express";
 import { forgetLauncherPreload } from "./allocator.js";
@@ -292,13 +292,11 @@ function createLifecycle() {
     writeJson(
       response,
       503,
-      {
-        type: `${ERROR_TYPE_BASE}internal-error`,
-        error: "Internal Error",
+      errorBody({
         status: 503,
         message: "The server is starting; retry in a moment.",
         code: ErrorCodes.OVERLOADED,
-      },
+      }),
       { "Retry-After": "1", Connection: "close" },
     );
   };
@@ -345,13 +343,9 @@ function answerClientError(error: NodeJS.ErrnoException & { bytesParsed?: number
       : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
         ? [408, "Request Timeout", "The request was not received in time."]
         : [400, "Bad Request", "The request could not be parsed as HTTP."];
-  const body = JSON.stringify({
-    type: `${ERROR_TYPE_BASE}bad-request`,
-    error: title,
-    status,
-    message,
-    code: ErrorCodes.BAD_REQUEST,
-  });
+  const body = JSON.stringify(
+    errorBody({ status, slug: "bad-request", title, message, code: ErrorCodes.BAD_REQUEST }),
+  );
   socket.end(
     `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
@@ -371,12 +365,7 @@ function servePublicImage(store: BlobStore, log: Logger) {
     response.setHeader("X-Content-Type-Options", "nosniff");
     const notFound = () => {
       response.status(404).setHeader("Cache-Control", "public, max-age=10");
-      response.json({
-        type: "https://docs.img-processing.com/errors/not-found",
-        error: "Not Found",
-        status: 404,
-        message: "Image not found.",
-      });
+      response.json(errorBody({ status: 404, message: "Image not found." }));
     };
     if (match === null || !IMAGE_ID_PATTERN.test(match[1] ?? "")) return notFound();
     const id = match[1] as string;
@@ -406,12 +395,9 @@ function servePublicImage(store: BlobStore, log: Logger) {
       notFound();
     } catch (error) {
       log.error?.("serving a public image failed", { id, error: String(error) });
-      response.status(503).json({
-        type: "https://docs.img-processing.com/errors/internal-error",
-        error: "Internal Error",
-        status: 503,
-        message: "The image could not be read; retry later.",
-      });
+      response
+        .status(503)
+        .json(errorBody({ status: 503, message: "The image could not be read; retry later." }));
     }
   };
 }

@@ -3,12 +3,13 @@ import {
   defineImageCodec,
   type ImageCodec,
   type ImagePipeline,
+  isImagePipelineError,
   type Logger,
   type MemoryReleaser,
   type ModelPorts,
 } from "@pixport/core";
 import { pipelineContext, uncheckedTransform } from "@pixport/core/internal";
-import type { RequestEvent } from "@pixport/http";
+import { errorBody, type RequestEvent } from "@pixport/http";
 import type { Request, Response } from "express";
 import { type Level, pino } from "pino";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
@@ -334,9 +335,7 @@ export function createServerMetrics(
     },
     handler(request, response) {
       if (options.token !== undefined && request.get("authorization") !== `Bearer ${options.token}`) {
-        response
-          .status(401)
-          .json({ status: 401, error: "Unauthorized", message: "A bearer token is required." });
+        response.status(401).json(errorBody({ status: 401, message: "A bearer token is required." }));
         return;
       }
       registry.metrics().then(
@@ -356,10 +355,7 @@ export interface Instrumentation {
   modelCall(model: string, outcome: string, seconds: number): void;
 }
 
-const outcomeOf = (error: unknown): string =>
-  typeof error === "object" && error !== null && typeof (error as { code?: unknown }).code === "string"
-    ? String((error as { code: string }).code)
-    : "error";
+const outcomeOf = (error: unknown): string => (isImagePipelineError(error) ? error.code : "error");
 
 /**
  * The codec with every `transform` timed: the operation is the first step's type (`resize`,

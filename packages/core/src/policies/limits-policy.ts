@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ErrorCodes, ImagePipelineError } from "../errors.js";
+import { ErrorCodes, ImagePipelineError, isImagePipelineError } from "../errors.js";
 import type { KeyKind } from "../image.js";
 import type { AccountStore } from "../ports/account-store.js";
 import type { Clock } from "../ports/clock.js";
@@ -59,7 +59,7 @@ export interface PolicyContext {
 }
 
 function isOutage(error: unknown): boolean {
-  return error instanceof ImagePipelineError && error.code === ErrorCodes.STORAGE_UNAVAILABLE;
+  return isImagePipelineError(error) && error.code === ErrorCodes.STORAGE_UNAVAILABLE;
 }
 
 /**
@@ -88,8 +88,23 @@ export async function admitRequest(
   return decision;
 }
 
+/** The marker of {@link RateLimitedError}, shared by every copy of the package. */
+const RATE_LIMITED: unique symbol = Symbol.for("pixport.error.rate-limited");
+
 /** `RATE_LIMITED` carrying the decision, so the HTTP layer can still send the rate-limit headers. */
+
 export class RateLimitedError extends ImagePipelineError {
+  /**
+   * True for a `RateLimitedError`, even one thrown by another copy of `@pixport/core` (it checks a
+   * `Symbol.for` marker, not `instanceof`).
+   */
+  static isInstance(value: unknown): value is RateLimitedError {
+    return (
+      isImagePipelineError(value) && (value as unknown as Record<symbol, unknown>)[RATE_LIMITED] === true
+    );
+  }
+
+  readonly [RATE_LIMITED] = true;
   readonly decision: RateLimitDecision;
   constructor(decision: RateLimitDecision) {
     super(
