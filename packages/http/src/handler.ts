@@ -5,7 +5,6 @@ import {
   formatBytes,
   type ImagePipeline,
   ImagePipelineError,
-  isImagePipelineError,
   type Logger,
   parseOptions,
   type RateLimitDecision,
@@ -14,11 +13,13 @@ import {
 } from "@pixport/core";
 import { z } from "zod";
 import { discardBody, mediaType, readJsonBody } from "./body.js";
-import { errorBody, errorBodyResponse, errorResponse, jsonResponse, statusOnlyBody } from "./error-status.js";
+import { errorAnswer } from "./error-funnel.js";
+import { errorBody, errorBodyResponse, jsonResponse } from "./error-status.js";
 import { parseMultipartUpload } from "./multipart.js";
 import { defaultRoutes } from "./routes/default-routes.js";
 import type { Route, RouteContext, RouteResult } from "./routes/route.js";
 import { type HttpRequest, type HttpResponse, headerValue } from "./types.js";
+import { createUploadAdmission } from "./upload-admission.js";
 
 /** What a client may send as `X-Request-Id` (anything else is replaced by a new id). */
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -152,9 +153,7 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
   const compiled = routes.map(compile);
   const publicBaseUrl = settings.publicBaseUrl?.replace(/\/+$/, "");
 
-  let uploadsInFlight = 0;
-  /** Uploads in progress per account (entries removed at 0, so the map stays small). */
-  const uploadsByAccount = new Map<string, number>();
+  const uploads = createUploadAdmission(settings);
 
   return async function handle(request: HttpRequest): Promise<HttpResponse> {
     const started = performance.now();
@@ -164,8 +163,7 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
     let routePath = "unmatched";
     let who: Caller | undefined;
     let errorCode: string | undefined;
-    let holdsUpload = false;
-    let uploadAccount: string | undefined;
+    let releaseUpload: (() => void) | undefined;
     let caller: Caller | undefined;
     let operationId: string | undefined;
     let bodyConsumed = request.body === null || request.body instanceof Uint8Array;
@@ -233,26 +231,7 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
       who = authenticated;
       // A node that refuses the work refuses before the rate limit counts the request: a 503 does
       // not use up the key's budget (uploads in progress here, image jobs in the core's gate).
-      if (route.body === "multipart") {
-        if (uploadsInFlight >= settings.maxConcurrentUploads) {
-          throw new ImagePipelineError(
-            ErrorCodes.OVERLOADED,
-            `The server is receiving ${uploadsInFlight} uploads already; retry later.`,
-            { retryAfterSeconds: 1 },
-          );
-        }
-        const account = authenticated?.accountId;
-        if (
-          account !== undefined &&
-          (uploadsByAccount.get(account) ?? 0) >= settings.maxConcurrentUploadsPerAccount
-        ) {
-          throw new ImagePipelineError(
-            ErrorCodes.OVERLOADED,
-            `This account already has ${settings.maxConcurrentUploadsPerAccount} uploads in progress; retry when one has finished.`,
-            { retryAfterSeconds: 1 },
-          );
-        }
-      }
+      if (route.body === "multipart") uploads.assertRoom(authenticated?.accountId);
       // Every authenticated request counts against the key's per-minute limit (contract 3, P12).
       if (authenticated !== undefined) {
         try {
@@ -286,11 +265,7 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
         context.body = await readJsonBody(request, settings.maxJsonBytes);
         bodyConsumed = true;
       } else if (route.body === "multipart") {
-        uploadsInFlight += 1;
-        uploadAccount = authenticated?.accountId;
-        if (uploadAccount !== undefined)
-          uploadsByAccount.set(uploadAccount, (uploadsByAccount.get(uploadAccount) ?? 0) + 1);
-        holdsUpload = true;
+        releaseUpload = uploads.take(authenticated?.accountId);
         const maxFileBytes = pipeline.limits.maxUploadBytes;
         const declared = Number(headerValue(request, "content-length") ?? Number.NaN);
         if (declared > maxFileBytes + settings.multipartOverheadBytes) {
@@ -314,50 +289,11 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
       if (request.method.toUpperCase() === "HEAD") response.body = null;
       return finish(response);
     } catch (error) {
-      if (request.signal?.aborted === true) {
-        // The client is gone: whatever failed failed because of that, and no one reads the answer.
-        // 499 (nginx's "client closed request") keeps it apart from real failures in access logs.
-        logger.info?.("client closed the request", { method: request.method, path: request.path });
-        return finish(errorBodyResponse(statusOnlyBody(499, "Client Closed Request")));
-      }
-      errorCode = isImagePipelineError(error) ? error.code : ErrorCodes.INTERNAL;
-      if (isImagePipelineError(error)) {
-        if (error.code === ErrorCodes.STORAGE_UNAVAILABLE) {
-          logger.warn?.("storage unavailable", {
-            requestId,
-            method: request.method,
-            path: request.path,
-            error: describe(error),
-          });
-        }
-        if (error.code === ErrorCodes.INTERNAL || error.code === ErrorCodes.INVALID_CONFIGURATION) {
-          logger.error?.("request failed", {
-            requestId,
-            method: request.method,
-            path: request.path,
-            error: describe(error),
-          });
-        }
-        return finish(errorResponse(error));
-      }
-      logger.error?.("unexpected error", {
-        requestId,
-        method: request.method,
-        path: request.path,
-        error: describe(error),
-      });
-      return finish(
-        errorResponse(new ImagePipelineError(ErrorCodes.INTERNAL, "internal error", { cause: error })),
-      );
+      const answer = errorAnswer(error, request, requestId, logger);
+      errorCode = answer.errorCode;
+      return finish(answer.response);
     } finally {
-      if (holdsUpload) {
-        uploadsInFlight -= 1;
-        if (uploadAccount !== undefined) {
-          const left = (uploadsByAccount.get(uploadAccount) ?? 1) - 1;
-          if (left > 0) uploadsByAccount.set(uploadAccount, left);
-          else uploadsByAccount.delete(uploadAccount);
-        }
-      }
+      releaseUpload?.();
     }
   };
 }
@@ -373,14 +309,6 @@ function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
     "X-RateLimit-Remaining": String(decision.remaining),
     "X-RateLimit-Reset": String(Math.ceil(decision.resetMs / 1000)),
   };
-}
-
-function describe(error: unknown): string {
-  if (error instanceof Error) {
-    const cause = error.cause instanceof Error ? ` (cause: ${error.cause.stack ?? error.cause.message})` : "";
-    return `${error.stack ?? error.message}${cause}`;
-  }
-  return String(error);
 }
 
 function hasBody(request: HttpRequest): boolean {
