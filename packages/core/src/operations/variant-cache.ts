@@ -1,0 +1,123 @@
+import { FILE_EXTENSIONS, type ImageFormat, MIME_TYPES } from "../image.js";
+import type { BlobStore } from "../ports/blob-store.js";
+import type { VariantCache } from "../ports/variant-cache.js";
+
+/**
+ * A {@link VariantCache} on a BlobStore (the private store: files under the data directory, or S3),
+ * under `variants/{image_id}/{key}`. Bounded by `maxBytes` on this node: variants this process
+ * wrote or read are tracked least recently used first and the oldest are deleted past the bound
+ * (variants from an earlier run count once read). A variant larger than `maxEntryBytes` (default:
+ * an eighth of `maxBytes`) is served but never kept, so no one variant can push most others out.
+ * Removing an image's variants needs a store that can list keys (fs, S3 and memory can).
+ *
+ * @example
+ * ```ts
+ * const variantCache = createBlobVariantCache(blobStore, { maxBytes: 256 * 1024 * 1024 });
+ * const pipeline = createImagePipeline({ ...deps, variantCache });
+ * ```
+ */
+export function createBlobVariantCache(
+  store: BlobStore,
+  options: { maxBytes: number; memoryBytes?: number; maxEntryBytes?: number },
+): VariantCache & { readonly bytes: number } {
+  const maxEntryBytes = options.maxEntryBytes ?? Math.floor(options.maxBytes / 8);
+  const entries = new Map<string, number>();
+  let bytes = 0;
+  // Hot variants also stay in memory (least recently used out first), so a hit reads no disk.
+  const hot = new Map<string, Uint8Array>();
+  let hotBytes = 0;
+  const memoryBytes = options.memoryBytes ?? 64 * 1024 * 1024;
+  const keepHot = (name: string, data: Uint8Array) => {
+    const previous = hot.get(name);
+    if (previous !== undefined) {
+      hot.delete(name);
+      hotBytes -= previous.byteLength;
+    }
+    if (data.byteLength > memoryBytes / 4) return;
+    hot.set(name, data);
+    hotBytes += data.byteLength;
+    while (hotBytes > memoryBytes) {
+      const [oldest, oldestData] = hot.entries().next().value as [string, Uint8Array];
+      hot.delete(oldest);
+      hotBytes -= oldestData.byteLength;
+    }
+  };
+  const dropHot = (name: string) => {
+    const data = hot.get(name);
+    if (data === undefined) return;
+    hot.delete(name);
+    hotBytes -= data.byteLength;
+  };
+  const blobKey = (imageId: string, key: string) => `variants/${imageId.toLowerCase()}/${key}`;
+  const touch = async (name: string, size: number) => {
+    const previous = entries.get(name);
+    if (previous !== undefined) {
+      bytes -= previous;
+      entries.delete(name);
+    }
+    entries.set(name, size);
+    bytes += size;
+    while (bytes > options.maxBytes && entries.size > 1) {
+      const [oldest, oldestSize] = entries.entries().next().value as [string, number];
+      entries.delete(oldest);
+      bytes -= oldestSize;
+      dropHot(oldest);
+      await store.delete(oldest).catch(() => undefined);
+    }
+  };
+  return {
+    get bytes() {
+      return bytes;
+    },
+    async get(imageId, key) {
+      const name = blobKey(imageId, key);
+      const memory = hot.get(name);
+      if (memory !== undefined) {
+        keepHot(name, memory);
+        return { data: memory, contentType: contentTypeOf(name) };
+      }
+      const data = await store.get(name);
+      if (data === null) {
+        const known = entries.get(name);
+        if (known !== undefined) {
+          entries.delete(name);
+          bytes -= known;
+        }
+        return null;
+      }
+      await touch(name, data.byteLength);
+      keepHot(name, data);
+      return { data, contentType: contentTypeOf(name) };
+    },
+    async put(imageId, key, variant) {
+      const name = blobKey(imageId, key);
+      // No one variant may push out a large share of everyone else's: two variants of a 50 MP
+      // image could otherwise empty the whole cache. It is served, just not kept.
+      if (variant.data.byteLength > maxEntryBytes) return;
+      // A cache: all-or-nothing is needed, durability is not (a lost variant is made again).
+      await store.put(name, variant.data, { contentType: variant.contentType }, { durable: false });
+      await touch(name, variant.data.byteLength);
+      keepHot(name, variant.data);
+    },
+    async removeImage(imageId) {
+      const prefix = `variants/${imageId.toLowerCase()}/`;
+      for (const name of [...entries.keys()]) {
+        if (!name.startsWith(prefix)) continue;
+        bytes -= entries.get(name)!;
+        entries.delete(name);
+      }
+      for (const name of [...hot.keys()]) if (name.startsWith(prefix)) dropHot(name);
+      if (store.list === undefined) return;
+      for await (const entry of store.list(prefix)) await store.delete(entry.key);
+    },
+  };
+}
+
+/** The content type of a cached variant from its key's extension. */
+function contentTypeOf(name: string): string {
+  const extension = name.slice(name.lastIndexOf(".") + 1);
+  const format = (Object.keys(FILE_EXTENSIONS) as ImageFormat[]).find(
+    (candidate) => FILE_EXTENSIONS[candidate] === extension,
+  );
+  return format === undefined ? "application/octet-stream" : MIME_TYPES[format];
+}
