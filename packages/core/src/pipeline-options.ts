@@ -1,15 +1,23 @@
 import { z } from "zod";
+import { createRandomIdGenerator } from "./ids.js";
 import { limitsSchema } from "./limits.js";
+import { createMemoryAccountStore } from "./memory/memory-account-store.js";
+import { createMemoryLockService } from "./memory/memory-lock-service.js";
+import { createMemoryQuotaStore } from "./memory/memory-quota-store.js";
+import { createMemoryRateLimiter } from "./memory/memory-rate-limiter.js";
+import type { PipelineContext } from "./operations/context.js";
 import { deliveryOptionsSchema } from "./operations/deliver-variant.js";
 import { policyOptionsSchema } from "./policies/limits-policy.js";
-import { memoryBudgetOptionsSchema } from "./policies/memory-budget.js";
+import { createMemoryBudget, memoryBudgetOptionsSchema } from "./policies/memory-budget.js";
 import { modelCircuitOptionsSchema } from "./policies/model-circuit.js";
-import { urlImportOptionsSchema } from "./policies/url-import-policy.js";
+import { DEFAULT_TEST_WATERMARK } from "./policies/test-watermark.js";
+import { createUrlImportPolicy, urlImportOptionsSchema } from "./policies/url-import-policy.js";
 import { workQueueOptionsSchema } from "./policies/work-gate.js";
 import type { AccountStore } from "./ports/account-store.js";
 import type { BackgroundRemover } from "./ports/background-remover.js";
 import type { BlobStore } from "./ports/blob-store.js";
 import type { Clock } from "./ports/clock.js";
+import { systemClock } from "./ports/clock.js";
 import type { IdGenerator } from "./ports/id-generator.js";
 import type { ImageCodec } from "./ports/image-codec.js";
 import type { ImageFetcher } from "./ports/image-fetcher.js";
@@ -18,6 +26,7 @@ import type { ImageRepository } from "./ports/image-repository.js";
 import type { KeyStore } from "./ports/key-store.js";
 import type { LockService } from "./ports/lock-service.js";
 import type { Logger } from "./ports/logger.js";
+import { silentLogger } from "./ports/logger.js";
 import type { MemoryReleaser } from "./ports/memory-releaser.js";
 import type { ModelPorts } from "./ports/models.js";
 import type { PlaceholderEncoder } from "./ports/placeholder-encoder.js";
@@ -162,3 +171,63 @@ export const imagePipelineOptionsSchema = z.object({
 });
 
 export type ImagePipelineOptions = z.input<typeof imagePipelineOptionsSchema>;
+
+/**
+ * The context every operation runs on: the adapters of `deps`, with the in-memory defaults of the
+ * optional ones, and the validated settings. `variants` is set once the pipeline made its cache.
+ */
+export function resolvePipelineContext(
+  deps: ImagePipelineDeps,
+  settings: z.output<typeof imagePipelineOptionsSchema>,
+): PipelineContext {
+  return {
+    codec: deps.codec,
+    blobStore: deps.blobStore,
+    images: deps.images,
+    keys: deps.keys,
+    publisher: deps.publisher,
+    locks: deps.locks ?? createMemoryLockService(),
+    clock: deps.clock ?? systemClock,
+    ids: deps.ids ?? createRandomIdGenerator(),
+    logger: deps.logger ?? silentLogger,
+    limits: settings.limits,
+    encodeQuality: settings.encodeQuality,
+    policy: {
+      rateLimiter: deps.rateLimiter ?? createMemoryRateLimiter({ clock: deps.clock ?? systemClock }),
+      quota: deps.quota ?? createMemoryQuotaStore(),
+      accounts: deps.accounts ?? createMemoryAccountStore(),
+      clock: deps.clock ?? systemClock,
+      policies: settings.policies,
+      onOutage: (what, error) =>
+        (deps.logger ?? silentLogger).warn?.(`${what} unavailable; continuing without it (fail-open)`, {
+          error: String(error),
+        }),
+    },
+    testWatermark: settings.testWatermark ?? DEFAULT_TEST_WATERMARK,
+    placeholders: deps.placeholders,
+    variants: undefined,
+    memory:
+      settings.memoryBudget === undefined
+        ? undefined
+        : createMemoryBudget(
+            settings.memoryBudget,
+            deps.memoryReleaser === undefined
+              ? undefined
+              : // The budget calls this as a job ends (at once after a long one): a releaser that
+                // breaks its contract (throws, or rejects) must not fail that job, nor the process.
+                () =>
+                  void Promise.resolve()
+                    .then(() => deps.memoryReleaser?.release())
+                    .catch((error: unknown) =>
+                      (deps.logger ?? silentLogger).warn?.("the memory releaser failed", {
+                        error: String(error),
+                      }),
+                    ),
+          ),
+    urlImport: {
+      policy: createUrlImportPolicy(settings.urlImport),
+      fetcher: deps.fetcher,
+      publicStore: deps.publicBlobStore,
+    },
+  };
+}

@@ -1,10 +1,5 @@
-import { createRandomIdGenerator } from "./ids.js";
 import { createJobRunner } from "./job-runner.js";
 import type { Limits } from "./limits.js";
-import { createMemoryAccountStore } from "./memory/memory-account-store.js";
-import { createMemoryLockService } from "./memory/memory-lock-service.js";
-import { createMemoryQuotaStore } from "./memory/memory-quota-store.js";
-import { createMemoryRateLimiter } from "./memory/memory-rate-limiter.js";
 import { authenticate } from "./operations/authenticate.js";
 import type { Caller, PipelineContext } from "./operations/context.js";
 import {
@@ -31,17 +26,14 @@ import {
   type ImagePipelineDeps,
   type ImagePipelineOptions,
   imagePipelineOptionsSchema,
+  resolvePipelineContext,
 } from "./pipeline-options.js";
 import { admitRequest, quotaPeriod } from "./policies/limits-policy.js";
-import { createMemoryBudget } from "./policies/memory-budget.js";
 import { createModelCircuitBreaker, guardModelPorts } from "./policies/model-circuit.js";
-import { DEFAULT_TEST_WATERMARK } from "./policies/test-watermark.js";
-import { createUrlImportPolicy } from "./policies/url-import-policy.js";
-import { createWorkGate, type WorkGateStats } from "./policies/work-gate.js";
-import { systemClock } from "./ports/clock.js";
-import { silentLogger } from "./ports/logger.js";
+import { createWorkGate, type WorkGate, type WorkGateStats } from "./policies/work-gate.js";
 import type { ModelPorts } from "./ports/models.js";
 import type { RateLimitDecision } from "./ports/rate-limiter.js";
+import type { VariantCache, VariantSigner } from "./ports/variant-cache.js";
 
 export {
   type ImagePipelineDeps,
@@ -136,56 +128,7 @@ export function createImagePipeline(
   options: ImagePipelineOptions = {},
 ): ImagePipeline {
   const settings = parseOptions(imagePipelineOptionsSchema, options, "pipeline");
-  const context: PipelineContext = {
-    codec: deps.codec,
-    blobStore: deps.blobStore,
-    images: deps.images,
-    keys: deps.keys,
-    publisher: deps.publisher,
-    locks: deps.locks ?? createMemoryLockService(),
-    clock: deps.clock ?? systemClock,
-    ids: deps.ids ?? createRandomIdGenerator(),
-    logger: deps.logger ?? silentLogger,
-    limits: settings.limits,
-    encodeQuality: settings.encodeQuality,
-    policy: {
-      rateLimiter: deps.rateLimiter ?? createMemoryRateLimiter({ clock: deps.clock ?? systemClock }),
-      quota: deps.quota ?? createMemoryQuotaStore(),
-      accounts: deps.accounts ?? createMemoryAccountStore(),
-      clock: deps.clock ?? systemClock,
-      policies: settings.policies,
-      onOutage: (what, error) =>
-        (deps.logger ?? silentLogger).warn?.(`${what} unavailable; continuing without it (fail-open)`, {
-          error: String(error),
-        }),
-    },
-    testWatermark: settings.testWatermark ?? DEFAULT_TEST_WATERMARK,
-    placeholders: deps.placeholders,
-    variants: undefined,
-    memory:
-      settings.memoryBudget === undefined
-        ? undefined
-        : createMemoryBudget(
-            settings.memoryBudget,
-            deps.memoryReleaser === undefined
-              ? undefined
-              : // The budget calls this as a job ends (at once after a long one): a releaser that
-                // breaks its contract (throws, or rejects) must not fail that job, nor the process.
-                () =>
-                  void Promise.resolve()
-                    .then(() => deps.memoryReleaser?.release())
-                    .catch((error: unknown) =>
-                      (deps.logger ?? silentLogger).warn?.("the memory releaser failed", {
-                        error: String(error),
-                      }),
-                    ),
-          ),
-    urlImport: {
-      policy: createUrlImportPolicy(settings.urlImport),
-      fetcher: deps.fetcher,
-      publicStore: deps.publicBlobStore,
-    },
-  };
+  const context = resolvePipelineContext(deps, settings);
   const missing = ["jpeg", "png", "webp"].filter(
     (format) => !context.codec.capabilities.outputFormats.includes(format as never),
   );
@@ -205,29 +148,7 @@ export function createImagePipeline(
   const runner = createJobRunner(context.policy, gate);
   const facts = createFactsScheduler(context, () => runner.busy());
   if (settings.backgroundFacts) context.afterCreate = (record) => facts.schedule(record);
-  const delivery = createVariantDelivery(
-    context,
-    {
-      signer: deps.variantSigner,
-      cache: variantCache,
-      gate,
-      // Variants are delivery, not processed images: never billed, but each computed one (a cache
-      // miss) is counted per account in its own counter (`variantsPeriod`), shown by `accounts show`.
-      onMiss: (accountId) => {
-        context.policy.quota
-          .reserve({
-            accountId,
-            period: variantsPeriod(context.clock.now()),
-            units: 1,
-            limit: Number.MAX_SAFE_INTEGER,
-          })
-          .catch((error: unknown) =>
-            context.logger.warn?.("could not count a variant", { accountId, error: String(error) }),
-          );
-      },
-    },
-    settings.delivery,
-  );
+  const delivery = deliveryOf(context, deps.variantSigner, variantCache, gate, settings.delivery);
   const env: OperationEnv = { context, models, backgroundRemover: deps.backgroundRemover, delivery };
   const operations = Object.fromEntries(
     OPERATION_IDS.filter((id) => id !== "deliverVariant").map((id) => {
@@ -280,6 +201,41 @@ export function createImagePipeline(
   };
   CONTEXTS.set(pipeline, context);
   return pipeline;
+}
+
+/**
+ * Variant delivery over the pipeline's cache. Variants are delivery, not processed images: never
+ * billed, but each computed one (a cache miss) is counted per account in its own counter
+ * (`variantsPeriod`), shown by `accounts show`.
+ */
+function deliveryOf(
+  context: PipelineContext,
+  signer: VariantSigner | undefined,
+  cache: VariantCache,
+  gate: WorkGate | undefined,
+  options: Parameters<typeof createVariantDelivery>[2],
+) {
+  return createVariantDelivery(
+    context,
+    {
+      signer,
+      cache,
+      gate,
+      onMiss: (accountId) => {
+        context.policy.quota
+          .reserve({
+            accountId,
+            period: variantsPeriod(context.clock.now()),
+            units: 1,
+            limit: Number.MAX_SAFE_INTEGER,
+          })
+          .catch((error: unknown) =>
+            context.logger.warn?.("could not count a variant", { accountId, error: String(error) }),
+          );
+      },
+    },
+    options,
+  );
 }
 
 const CONTEXTS = new WeakMap<ImagePipeline, PipelineContext>();
