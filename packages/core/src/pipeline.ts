@@ -1,3 +1,4 @@
+import { ErrorCodes, ImagePipelineError, isImagePipelineError } from "./errors.js";
 import { createJobRunner } from "./job-runner.js";
 import type { Limits } from "./limits.js";
 import { authenticate } from "./operations/authenticate.js";
@@ -221,21 +222,42 @@ function deliveryOf(
       signer,
       cache,
       gate,
-      onMiss: (accountId) => {
-        context.policy.quota
-          .reserve({
-            accountId,
-            period: variantsPeriod(context.clock.now()),
-            units: 1,
-            limit: Number.MAX_SAFE_INTEGER,
-          })
-          .catch((error: unknown) =>
-            context.logger.warn?.("could not count a variant", { accountId, error: String(error) }),
-          );
-      },
+      reserveMiss: (accountId) => reserveVariant(context, accountId),
     },
     options,
   );
+}
+
+/**
+ * Counts one computed variant of `accountId`'s images in the month: trial accounts up to
+ * `policies.trialVariantsPerMonth` (past it, `QUOTA_EXCEEDED`), upgraded accounts without a cap. A
+ * counter store that is down never blocks delivery: the variant is made uncounted (logged).
+ */
+async function reserveVariant(context: PipelineContext, accountId: string): Promise<() => Promise<void>> {
+  const { quota, accounts, policies } = context.policy;
+  const period = variantsPeriod(context.clock.now());
+  const uncounted = async () => undefined;
+  try {
+    const account = await accounts.get(accountId);
+    const limit = account?.upgraded === true ? Number.MAX_SAFE_INTEGER : policies.trialVariantsPerMonth;
+    const reservation = await quota.reserve({ accountId, period, units: 1, limit });
+    if (!reservation.granted) {
+      throw new ImagePipelineError(
+        ErrorCodes.QUOTA_EXCEEDED,
+        `The monthly allowance of ${limit} computed variants of this trial account's images is used up (${reservation.used} in ${period.slice(0, 7)}); variants already made are still served. Upgrade the account to continue.`,
+      );
+    }
+  } catch (error) {
+    if (isImagePipelineError(error) && error.code === ErrorCodes.QUOTA_EXCEEDED) throw error;
+    context.logger.warn?.("could not count a variant", { accountId, error: String(error) });
+    return uncounted;
+  }
+  return () =>
+    quota
+      .release({ accountId, period, units: 1 })
+      .catch((error: unknown) =>
+        context.logger.warn?.("could not give a variant's count back", { accountId, error: String(error) }),
+      );
 }
 
 const CONTEXTS = new WeakMap<ImagePipeline, PipelineContext>();

@@ -128,8 +128,12 @@ export function createVariantDelivery(
     signer: VariantSigner | undefined;
     cache: VariantCache;
     gate: WorkGate | undefined;
-    /** Called once per computed variant (a cache miss), for per-account counts. */
-    onMiss?: (accountId: string) => void;
+    /**
+     * Called once per variant about to be computed (a cache miss), for per-account counts and
+     * allowances: rejects to refuse the miss; the returned function gives the count back when the
+     * variant could not be made.
+     */
+    reserveMiss?: (accountId: string) => Promise<() => Promise<void>>;
   },
   options: z.output<typeof deliveryOptionsSchema>,
 ): VariantDelivery {
@@ -221,11 +225,17 @@ export function createVariantDelivery(
       const flightKey = `${imageId}/${key}`;
       let flight = inflight.get(flightKey);
       if (flight === undefined) {
-        flight = compute(record, steps, format, quality, request.signal).then(async (made) => {
-          await cache.put(imageId, key, made);
-          dependencies.onMiss?.(record.accountId);
-          return made;
-        });
+        flight = (async () => {
+          const release = await dependencies.reserveMiss?.(record.accountId);
+          try {
+            const made = await compute(record, steps, format, quality, request.signal);
+            await cache.put(imageId, key, made);
+            return made;
+          } catch (error) {
+            await release?.();
+            throw error;
+          }
+        })();
         inflight.set(flightKey, flight);
         flight.then(
           () => inflight.delete(flightKey),

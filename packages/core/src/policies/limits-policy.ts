@@ -14,6 +14,12 @@ export const policyOptionsSchema = z.object({
   liveRequestsPerMinute: z.number().int().positive().default(100),
   /** Processed images per UTC calendar month of a live trial (not upgraded) account. @default 25 */
   trialImagesPerMonth: z.number().int().nonnegative().default(25),
+  /**
+   * Variants computed per UTC calendar month for the images of a trial (not upgraded) account:
+   * cache misses of its variant URLs, published or signed. Past it, a miss answers 403
+   * `QUOTA_EXCEEDED` (variants already cached are still served). Never billed. @default 1000
+   */
+  trialVariantsPerMonth: z.number().int().nonnegative().default(1000),
   /** Days a test-stage image is kept. @default 90 */
   testRetentionDays: z.number().positive().default(90),
   /**
