@@ -9,12 +9,20 @@
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { createInterface } from "node:readline";
+import { createAllocatorReleaser, limitMallocArenas } from "@pixport/allocator";
 import { createTesseractTextExtractor } from "@pixport/ocr-tesseract";
 import sharp from "sharp";
 import { statusBytes } from "./lib.mjs";
 
 const directory = process.argv[2];
-const extractor = createTesseractTextExtractor({ workers: 1, engine: process.argv[3] ?? "wasm" });
+// The memory hooks a library host injects (README of @pixport/ocr-tesseract).
+const extractor = createTesseractTextExtractor({
+  workers: 1,
+  engine: process.argv[3] ?? "wasm",
+  memoryReleaser: (engine) =>
+    createAllocatorReleaser({ collectGarbage: engine === "wasm" ? "always" : "exposed" }),
+  limitMallocArenas,
+});
 const load = async (file) => {
   const data = new Uint8Array(await readFile(path.join(directory, file)));
   const { width, height } = await sharp(data).metadata();

@@ -3,13 +3,18 @@
 // once in plain text. Prints one JSON line: the call's time, the text and the process's own peak
 // RSS (VmHWM; the native engine's tesseract is sampled by the parent).
 import { readFile } from "node:fs/promises";
+import { createAllocatorReleaser, limitMallocArenas } from "@pixport/allocator";
 import { createTesseractTextExtractor } from "@pixport/ocr-tesseract";
 import sharp from "sharp";
 import { statusBytes } from "./lib.mjs";
 
+// The memory hooks a library host injects (README of @pixport/ocr-tesseract).
 const extractor = createTesseractTextExtractor({
   workers: 1,
   timeoutMs: 3_600_000,
+  memoryReleaser: (engine) =>
+    createAllocatorReleaser({ collectGarbage: engine === "wasm" ? "always" : "exposed" }),
+  limitMallocArenas,
   ...JSON.parse(process.argv[3]),
 });
 const warmUp = await sharp(

@@ -1,8 +1,7 @@
 export {
   createTesseractTextExtractor,
-  DECODE_BYTES_PER_PIXEL,
-  READ_BYTES_PER_PIXEL,
   TESSERACT_MODEL,
+  type TesseractEngine,
   type TesseractTextExtractor,
   type TesseractTextExtractorOptions,
   tesseractTextExtractorOptionsSchema,
@@ -17,3 +16,4 @@ export {
   type OcrParagraph,
   type OcrWord,
 } from "./layout.js";
+export { DECODE_BYTES_PER_PIXEL, READ_BYTES_PER_PIXEL } from "./recognizer.js";

@@ -1,5 +1,5 @@
+import type { Region } from "./grey-page.js";
 import type { OcrBox } from "./layout.js";
-import type { Region } from "./native.js";
 import { pageWords } from "./words.js";
 
 /**

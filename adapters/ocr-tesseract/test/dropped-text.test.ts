@@ -1,14 +1,14 @@
 import { characterErrorRate } from "@pixport/testing";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { withWords } from "../src/create-tesseract-text-extractor.js";
+import { withWords } from "../src/blocks.js";
 import { createTesseractTextExtractor } from "../src/index.js";
 
 /**
  * Text tesseract's page layout drops: a contents page's numbers, set far to the right of their
  * titles with nothing between. Debian's tesseract CLI reads the titles and no number of this page;
- * until 2026-11-26 the extractor did the same. It now reads the ink no word covers in a second
- * pass, and the numbers join the lines of their titles.
+ * the extractor reads the ink no word covers in a second pass, and the numbers join the lines of
+ * their titles.
  */
 const ENTRIES = [
   ["Introduction", "1"],

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import type { Region } from "../src/grey-page.js";
 import { inkBounds, paperWords, skipPaper, unreadInk } from "../src/ink.js";
 import type { OcrBox } from "../src/layout.js";
-import type { Region } from "../src/native.js";
 import { seeded } from "./seeded.js";
 
 /** A white page with the given dark rectangles. */

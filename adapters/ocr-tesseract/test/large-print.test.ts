@@ -5,9 +5,9 @@ import { createTesseractTextExtractor } from "../src/index.js";
 
 /**
  * Large print: a slide's title at three times its body's size, and banners (one line of text as
- * tall as the image). Until 2026-11-26 the strokes of such letters (an `l`'s stem, the sides of an
- * `O`) passed for a table's ruling lines: they were painted white before recognition and handed to
- * the layout step as a grid, so "Hello OCR world" at 120 px read as "Hallo OC KR world" followed by
+ * tall as the image). The strokes of such letters (an `l`'s stem, the sides of an `O`) must not
+ * pass for a table's ruling lines: when they did, they were painted white before recognition and
+ * handed to the layout step as a grid, so "Hello OCR world" at 120 px read as "Hallo OC KR world" followed by
  * lines of fragments. (Debian's tesseract CLI reads every page here within the same limit.)
  */
 const MAX_CER = 0.02;

@@ -7,15 +7,10 @@ import path from "node:path";
 import { characterErrorRate, childProcesses, type DocumentSpec, renderDocument } from "@pixport/testing";
 import sharp from "sharp";
 import { describe, expect, it } from "vitest";
+import { parseHocr } from "../src/hocr.js";
 import { createTesseractTextExtractor } from "../src/index.js";
-import {
-  formatZones,
-  parseHocr,
-  RESIDENT_TUNABLES,
-  ResidentTesseract,
-  residentEnv,
-  unpackTraineddata,
-} from "../src/native.js";
+import { formatZones, RESIDENT_TUNABLES, ResidentTesseract, residentEnv } from "../src/resident-tesseract.js";
+import { unpackTraineddata } from "../src/traineddata.js";
 
 /**
  * `engine: "native"`: the system's tesseract executable (Debian's tesseract-ocr, which `.ci/run`

@@ -7,13 +7,9 @@ import { fileURLToPath } from "node:url";
 import { ErrorCodes, ImagePipelineError } from "@pixport/core";
 import sharp from "sharp";
 import { describe, expect, it } from "vitest";
-import {
-  defaultLangPath,
-  readWithWasm,
-  startWasmWorker,
-  WASM_SPENT_FILES,
-} from "../src/create-tesseract-text-extractor.js";
 import { createTesseractTextExtractor, DECODE_BYTES_PER_PIXEL, READ_BYTES_PER_PIXEL } from "../src/index.js";
+import { defaultLangPath } from "../src/traineddata.js";
+import { readWithWasm, startWasmWorker, WASM_SPENT_FILES } from "../src/wasm-engine.js";
 
 /**
  * Renders a document with librsvg (SVG text, DejaVu Sans). The sharp codec blocks untrusted
@@ -54,8 +50,13 @@ async function renderDocument(): Promise<{ data: Uint8Array; width: number; heig
  * `prelude`, statements run before the extractor is created, and `flags`, node's own; with
  * `early`, the extractor is created before the page's file is read. `text` is the first stdout
  * line that is a JSON string, `out` all of it. The process is killed if it has not exited after
- * 30 s.
+ * 30 s. The script has `@pixport/allocator`'s `createAllocatorReleaser` and `limitMallocArenas` in
+ * scope, and `releaserFor`: the releaser a host injects for the engine chosen (V8's garbage
+ * collected first with tesseract.js).
  */
+/** `@pixport/allocator`'s source, imported by the scripts of {@link readInOwnProcess}. */
+const ALLOCATOR = new URL("../../allocator/src/index.ts", import.meta.url).href;
+
 async function readInOwnProcess(
   extractor: string,
   ending: string,
@@ -70,6 +71,9 @@ async function readInOwnProcess(
       script,
       `import { readFile } from "node:fs/promises";
       import { createTesseractTextExtractor } from ${JSON.stringify(new URL("../src/index.ts", import.meta.url).href)};
+      import { createAllocatorReleaser, limitMallocArenas } from ${JSON.stringify(ALLOCATOR)};
+      const releaserFor = (engine) =>
+        createAllocatorReleaser({ collectGarbage: engine === "wasm" ? "always" : "exposed" });
       ${early ? `${prelude}\nconst extractor = ${extractor};` : ""}
       const data = new Uint8Array(await readFile(${JSON.stringify(path.join(directory, "page.jpg"))}));
       ${early ? "" : `${prelude}\nconst extractor = ${extractor};`}
@@ -177,8 +181,10 @@ describe("V8's settings around tesseract.js", () => {
     };
   };
 
-  it("wasm: one compilation task set before the worker starts, and V8's garbage collected after the page, with no gc left to the host", async () => {
-    const wasm = await read('createTesseractTextExtractor({ engine: "wasm", workers: 1 })');
+  it("wasm: one compilation task set before the worker starts, and V8's garbage collected after the page by the injected releaser, with no gc left to the host", async () => {
+    const wasm = await read(
+      'createTesseractTextExtractor({ engine: "wasm", workers: 1, memoryReleaser: releaserFor })',
+    );
     expect(wasm.flagsSet).toEqual(["--wasm-num-compilation-tasks=1", "--expose-gc", "--no-expose-gc"]);
     expect(wasm.askedCollections).toBeGreaterThanOrEqual(1);
     expect(wasm.gc).toBe("undefined");
@@ -186,22 +192,31 @@ describe("V8's settings around tesseract.js", () => {
 
   it("wasm: leaves the compilation tasks to V8 with wasmCompilationTasks 0, or when the host's command line sets them", async () => {
     const off = await read(
-      'createTesseractTextExtractor({ engine: "wasm", workers: 1, wasmCompilationTasks: 0 })',
+      'createTesseractTextExtractor({ engine: "wasm", workers: 1, wasmCompilationTasks: 0, memoryReleaser: releaserFor })',
     );
     expect(off.flagsSet).toEqual(["--expose-gc", "--no-expose-gc"]);
     const host = await read(
-      'createTesseractTextExtractor({ engine: "wasm", workers: 1, wasmCompilationTasks: 3 })',
+      'createTesseractTextExtractor({ engine: "wasm", workers: 1, wasmCompilationTasks: 3, memoryReleaser: releaserFor })',
       ["--wasm-num-compilation-tasks=2"],
     );
     expect(host.flagsSet).toEqual(["--expose-gc", "--no-expose-gc"]);
     expect(host.askedCollections).toBeGreaterThanOrEqual(1);
   }, 60_000);
 
-  it("native: sets no V8 flag and leaves the host's collector alone", async () => {
-    const native = await read('createTesseractTextExtractor({ engine: "native", workers: 1 })');
+  it("native: sets no V8 flag and leaves the host's collector alone (the injected releaser is made for the native engine)", async () => {
+    const native = await read(
+      'createTesseractTextExtractor({ engine: "native", workers: 1, memoryReleaser: releaserFor })',
+    );
     expect(native.flagsSet).toEqual([]);
     expect(native.askedCollections).toBe(0);
     expect(native.gc).toBe("undefined");
+  }, 60_000);
+
+  it("wasm without an injected releaser: collects nothing and takes no gc (the adapter imports no allocator)", async () => {
+    const bare = await read('createTesseractTextExtractor({ engine: "wasm", workers: 1 })');
+    expect(bare.flagsSet).toEqual(["--wasm-num-compilation-tasks=1"]);
+    expect(bare.askedCollections).toBe(0);
+    expect(bare.gc).toBe("undefined");
   }, 60_000);
 });
 
@@ -234,7 +249,7 @@ describe("glibc's arenas", () => {
     await extractor.close();`;
   const read = async (options: string) => {
     const { code, text, err, out } = await readInOwnProcess(
-      `createTesseractTextExtractor({ engine: "wasm", workers: 1${options} })`,
+      `createTesseractTextExtractor({ engine: "wasm", workers: 1, memoryReleaser: releaserFor, limitMallocArenas${options} })`,
       ending,
       { prelude: countArenas, early: true },
     );
@@ -246,7 +261,7 @@ describe("glibc's arenas", () => {
     };
   };
 
-  it("are capped at 2 when the extractor is created: reading a page makes no more", async () => {
+  it("are capped at 2 through the injected limitMallocArenas when the extractor is created: reading a page makes no more", async () => {
     const capped = await read("");
     expect(capped.after).toBe(Math.max(2, capped.atCreation));
     // With the cap off, the page's threads made arenas of their own.
@@ -277,9 +292,9 @@ describe("the wasm worker's file system", () => {
       );
       expect(words.slice(0, 2)).toEqual(["Quarterly", "Report"]);
       expect(await files()).not.toContain(name(WASM_SPENT_FILES.page));
-      // A page tesseract.js cannot decode rejects the call, and leaves no file either. (Until
-      // 2026-11-27 tesseract.js also threw the error from its message listener: an uncaught
-      // exception, which vitest reports as a failed run, and which ends a host's process.)
+      // A page tesseract.js cannot decode rejects the call, and leaves no file either. (Without the
+      // worker's errorHandler tesseract.js also throws the error from its message listener: an
+      // uncaught exception, which vitest reports as a failed run, and which ends a host's process.)
       await expect(readWithWasm(worker, Buffer.from("P5\n9 9\n255\n"))).rejects.toThrow();
       expect(await files()).not.toContain(name(WASM_SPENT_FILES.page));
     } finally {

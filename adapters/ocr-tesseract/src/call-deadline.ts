@@ -1,0 +1,60 @@
+import { ErrorCodes, ImagePipelineError, type ModelCallOptions } from "@pixport/core";
+
+/** One deadline for a whole extraction: pre-processing, the wait for a worker and recognition. */
+export interface CallDeadline {
+  /** Rejects with `MODEL_TIMEOUT` after `timeoutMs`, or with the signal's reason when it aborts. */
+  readonly reached: Promise<never>;
+  /** Stops the timer and the abort listener (the call ended). */
+  clear(): void;
+}
+
+/** Starts the deadline of one call (see {@link CallDeadline}). */
+export function startDeadline(timeoutMs: number, signal: AbortSignal | undefined): CallDeadline {
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const reached = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new ImagePipelineError(
+            ErrorCodes.MODEL_TIMEOUT,
+            `Text extraction took longer than ${timeoutMs} ms.`,
+          ),
+        ),
+      timeoutMs,
+    );
+    onAbort = () => reject(signal?.reason ?? new Error("aborted"));
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+  reached.catch(() => undefined);
+  return {
+    reached,
+    clear() {
+      clearTimeout(timer);
+      if (onAbort !== undefined) signal?.removeEventListener("abort", onAbort);
+    },
+  };
+}
+
+/**
+ * `bytes` of the host's memory budget (the core's, when it gives one), waited for until
+ * `deadline`; resolves with the function that hands them back. A reservation granted after the
+ * call gave up is handed back at once.
+ */
+export async function reserveWithin(
+  reserveMemory: ModelCallOptions["reserveMemory"],
+  bytes: number,
+  deadline: Promise<never>,
+): Promise<() => void> {
+  if (reserveMemory === undefined) return () => undefined;
+  const reserving = reserveMemory(bytes);
+  try {
+    return await Promise.race([reserving, deadline]);
+  } catch (error) {
+    void reserving.then(
+      (release) => release(),
+      () => undefined,
+    );
+    throw error;
+  }
+}

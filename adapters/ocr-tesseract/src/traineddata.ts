@@ -1,0 +1,50 @@
+import { createReadStream, createWriteStream } from "node:fs";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { pipeline } from "node:stream/promises";
+import { createGunzip } from "node:zlib";
+
+/** The English traineddata `@tesseract.js-data/eng` ships (LSTM, integer weights), gzipped. */
+export function defaultLangPath(): string {
+  const require = createRequire(import.meta.url);
+  return path.join(path.dirname(require.resolve("@tesseract.js-data/eng/package.json")), "4.0.0_best_int");
+}
+
+const TEMP_PREFIX = "pixport-tessdata-";
+
+/**
+ * The traineddata of `langPath` (gzipped, as tesseract.js reads it) unpacked for the native
+ * engine into a new private temporary directory (`$TMPDIR/pixport-tessdata-<pid>-*`, mode 0700),
+ * so both engines read the same model. Directories left by owners that crashed are removed first.
+ */
+export async function unpackTraineddata(langPath: string, language: string): Promise<string> {
+  const entries = await readdir(tmpdir()).catch(() => [] as string[]);
+  await Promise.all(
+    entries.map(async (name) => {
+      if (!name.startsWith(TEMP_PREFIX)) return;
+      const pid = Number(name.slice(TEMP_PREFIX.length).split("-")[0]);
+      if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return;
+      try {
+        process.kill(pid, 0);
+        return; // its owner still runs
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ESRCH") return;
+      }
+      await rm(path.join(tmpdir(), name), { recursive: true, force: true });
+    }),
+  );
+  const directory = await mkdtemp(path.join(tmpdir(), `${TEMP_PREFIX}${process.pid}-`));
+  try {
+    await pipeline(
+      createReadStream(path.join(langPath, `${language}.traineddata.gz`)),
+      createGunzip(),
+      createWriteStream(path.join(directory, `${language}.traineddata`), { mode: 0o600 }),
+    );
+  } catch (error) {
+    await rm(directory, { recursive: true, force: true });
+    throw error;
+  }
+  return directory;
+}
