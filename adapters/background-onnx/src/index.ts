@@ -1,7 +1,7 @@
+export { createOnnxBackgroundRemover } from "./create-onnx-background-remover.js";
+export { MODEL_PRESETS, type OnnxModelFamily, type OnnxModelPreset } from "./presets.js";
 export {
-  createOnnxBackgroundRemover,
   type OnnxBackgroundRemover,
   type OnnxBackgroundRemoverOptions,
   onnxBackgroundRemoverOptionsSchema,
-} from "./create-onnx-background-remover.js";
-export { MODEL_PRESETS, type OnnxModelFamily, type OnnxModelPreset } from "./presets.js";
+} from "./settings.js";

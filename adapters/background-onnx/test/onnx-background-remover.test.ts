@@ -6,12 +6,12 @@ import { ErrorCodes, isImagePipelineError } from "@pixport/core";
 import { childProcesses } from "@pixport/testing";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { inferenceEnv } from "../src/create-onnx-background-remover.js";
 import {
   createOnnxBackgroundRemover,
   MODEL_PRESETS,
   type OnnxBackgroundRemoverOptions,
 } from "../src/index.js";
+import { inferenceEnv } from "../src/inference-env.js";
 import { channelModel } from "./tiny-onnx.js";
 
 // Pre- and post-processing checked exactly with tiny hand-written models whose "mask" is one input

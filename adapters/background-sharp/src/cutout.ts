@@ -1,5 +1,10 @@
 import type { BackgroundRemovalRequest } from "@pixport/core";
-import { ErrorCodes, ImagePipelineError } from "@pixport/core";
+import {
+  type CutoutPixels,
+  checkRemovalImageSize,
+  lowerAlpha,
+  undecodableRemovalImage,
+} from "@pixport/core/internal";
 import sharp, { type Sharp } from "sharp";
 
 /** A {@link BackgroundRemovalRequest}'s image, opened and checked (see {@link openRequestImage}). */
@@ -13,9 +18,9 @@ export interface RequestImage {
 }
 
 /**
- * The first step of every sharp-based {@link BackgroundRemover}: reads the header of the request's
- * bytes (undecodable bytes: `INVALID_IMAGE`) and checks the EXIF-oriented size against the size
- * the core recorded (a mismatch means the bytes are not what the core stored: `INTERNAL`).
+ * The first step of the remover: reads the header of the request's bytes (undecodable bytes:
+ * `INVALID_IMAGE`) and checks the EXIF-oriented size against the size the core recorded (a
+ * mismatch means the bytes are not what the core stored: `INTERNAL`).
  */
 export async function openRequestImage(
   request: BackgroundRemovalRequest,
@@ -26,35 +31,15 @@ export async function openRequestImage(
   const meta = await source()
     .metadata()
     .catch((error: unknown) => {
-      throw new ImagePipelineError(
-        ErrorCodes.INVALID_IMAGE,
-        `The image cannot be decoded: ${(error as Error).message}`,
-        {
-          cause: error,
-        },
-      );
+      throw undecodableRemovalImage(error);
     });
   const width = meta.autoOrient?.width ?? meta.width;
   const height = meta.autoOrient?.height ?? meta.height;
-  if (width !== request.width || height !== request.height) {
-    throw new ImagePipelineError(
-      ErrorCodes.INTERNAL,
-      `The image is ${width} x ${height}, expected ${request.width} x ${request.height}.`,
-    );
-  }
+  checkRemovalImageSize(request, { width, height });
   return { source, width, height, hasAlpha: meta.hasAlpha === true };
 }
 
-/** The image's own pixels for {@link cutoutPng}: sRGB, with alpha only where it has alpha. */
-export interface CutoutPixels {
-  data: Buffer;
-  channels: 3 | 4;
-}
-
-/**
- * Decodes the pixels {@link cutoutPng} joins the mask to. A remover can start it while its model
- * runs and hand the promise to `cutoutPng`, so the decode costs no time of its own.
- */
+/** Decodes the pixels {@link cutoutPng} joins the mask to: sRGB, with alpha only where it has alpha. */
 export async function decodeCutoutPixels(image: RequestImage): Promise<CutoutPixels> {
   const source = image.source().toColourspace("srgb");
   if (image.hasAlpha) return { data: await source.ensureAlpha().raw().toBuffer(), channels: 4 };
@@ -63,27 +48,19 @@ export async function decodeCutoutPixels(image: RequestImage): Promise<CutoutPix
 
 /**
  * The last step: `alpha` (one byte per pixel at the image's size) joined to the image's own RGB as
- * an RGBA PNG. Where the image already had alpha the result is never more opaque than it was (the
- * lower of the two alphas, per pixel); an opaque image gets `alpha` as it is, joined by libvips.
- * `pixels` is the image's {@link decodeCutoutPixels}, when the caller started it already.
+ * an RGBA PNG, never more opaque than the image was (see `lowerAlpha`); an opaque image gets
+ * `alpha` as it is, joined by libvips.
  */
-export async function cutoutPng(
-  image: RequestImage,
-  alpha: Buffer,
-  pixels: Promise<CutoutPixels> = decodeCutoutPixels(image),
-): Promise<Uint8Array> {
+export async function cutoutPng(image: RequestImage, alpha: Buffer): Promise<Uint8Array> {
   const { width, height } = image;
-  const { data, channels } = await pixels;
+  const { data, channels } = await decodeCutoutPixels(image);
   let joined: Sharp;
   if (channels === 3) {
     joined = sharp(data, { raw: { width, height, channels: 3 } }).joinChannel(alpha, {
       raw: { width, height, channels: 1 },
     });
   } else {
-    for (let pixel = 0; pixel < alpha.length; pixel += 1) {
-      const at = pixel * 4 + 3;
-      data[at] = Math.min(data[at]!, alpha[pixel]!);
-    }
+    lowerAlpha(data, alpha);
     joined = sharp(data, { raw: { width, height, channels: 4 } });
   }
   const png = await joined.png({ compressionLevel: 6 }).toBuffer();

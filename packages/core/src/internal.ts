@@ -4,6 +4,12 @@
  * may change in any release.
  */
 
+export {
+  type CutoutPixels,
+  checkRemovalImageSize,
+  lowerAlpha,
+  undecodableRemovalImage,
+} from "./background-cutout.js";
 export { publicKeyFor } from "./blob-store-publisher.js";
 export {
   checkCodecCapabilities,
