@@ -95,9 +95,8 @@ describe("background-onnx on IS-Net", () => {
       if (onnxIoU >= 0.9 && onnxIoU > sharpIoU + 0.1) wins += 1;
     }
     console.log(`IoU on the hard fixtures:\n  ${rows.join("\n  ")}`);
-    // Measured: the two-tone wall and table, and the stripes (2 of 4). The ring's hole is no
-    // longer one (the embedded remover clears enclosed background since issue 20: IoU 1.000 against
-    // IS-Net's 0.99), and the low-contrast disc is the embedded remover's (a salient-object model
+    // Measured: the two-tone wall and table, and the stripes (2 of 4). The ring's hole is not
+    // one (the embedded remover clears enclosed background: IoU 1.000 against IS-Net's 0.99), and the low-contrast disc is the embedded remover's (a salient-object model
     // drops the pale subject).
     expect(wins, rows.join("; ")).toBeGreaterThanOrEqual(2);
   });

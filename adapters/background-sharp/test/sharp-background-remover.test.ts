@@ -83,8 +83,8 @@ describe("createSharpBackgroundRemover", () => {
     );
   });
 
-  // Issue 20: background enclosed by the subject (a ring's hole, a handle, the gaps between arms
-  // and body) is transparent; before, only background connected to the border was.
+  // Background enclosed by the subject (a ring's hole, a handle, the gaps between arms and body)
+  // is transparent too, not only background connected to the border.
   describe("enclosed background (generated scenes with known masks)", () => {
     for (const fixture of ENCLOSED_BACKGROUND_FIXTURES) {
       it(`IoU >= 0.95 with the enclosed gaps transparent: ${fixture.name}`, async () => {

@@ -173,8 +173,41 @@ export function unreadInk(
   options: { cell: number; minHeight: number; maxHeight: number; join: number; limit: number },
   threshold = 128,
 ): Region[] {
-  const { grey, width } = page;
   const { cell } = options;
+  const cells = unreadCells(page, area, read, cell, threshold);
+  const boxes = cellComponents(cells, area, cell).filter(
+    (box) => box.height >= options.minHeight && box.height <= options.maxHeight,
+  );
+  // More text-sized pieces than that is a picture's texture, not dropped text (and joining them,
+  // quadratic in their number per merge, would take seconds).
+  if (boxes.length > MAX_PIECES) return [];
+  // Components within `join` px of each other are read as one region (a column of page numbers).
+  const regions = joinRegions(boxes, options.join);
+  return regions.slice(0, options.limit).map((region) => {
+    const left = Math.max(area.left, region.left - cell);
+    const top = Math.max(area.top, region.top - cell);
+    const right = Math.min(area.left + area.width, region.left + region.width + cell);
+    const bottom = Math.min(area.top + area.height, region.top + region.height + cell);
+    return { left, top, width: right - left, height: bottom - top };
+  });
+}
+
+/** The cells of `area` (`cell` px squares, row after row) with ink: 1 where a cell has unread ink. */
+interface InkCells {
+  ink: Uint8Array;
+  columns: number;
+  rows: number;
+}
+
+/** Marks the cells of `area` that hold ink (below `threshold`) outside every box of `read`. */
+function unreadCells(
+  page: { grey: Uint8Array; width: number; height: number },
+  area: Region,
+  read: readonly OcrBox[],
+  cell: number,
+  threshold: number,
+): InkCells {
+  const { grey, width } = page;
   const columns = Math.ceil(area.width / cell);
   const rows = Math.ceil(area.height / cell);
   // A pixel inside a read box grown by 2 px (a box is tight around its glyphs' ink) was read. Each
@@ -233,6 +266,11 @@ export function unreadInk(
       }
     }
   }
+  return { ink, columns, rows };
+}
+
+/** The 8-connected components of the ink cells, as boxes in page px (whole cells). */
+function cellComponents({ ink, columns, rows }: InkCells, area: Region, cell: number): Region[] {
   // Components of ink cells (8-connected), as boxes in page px.
   const boxes: Region[] = [];
   const seen = new Uint8Array(ink.length);
@@ -271,20 +309,9 @@ export function unreadInk(
       width: (maxColumn - minColumn + 1) * cell,
       height: (maxRow - minRow + 1) * cell,
     };
-    if (box.height >= options.minHeight && box.height <= options.maxHeight) boxes.push(box);
+    boxes.push(box);
   }
-  // More text-sized pieces than that is a picture's texture, not dropped text (and joining them,
-  // quadratic in their number per merge, would take seconds).
-  if (boxes.length > MAX_PIECES) return [];
-  // Components within `join` px of each other are read as one region (a column of page numbers).
-  const regions = joinRegions(boxes, options.join);
-  return regions.slice(0, options.limit).map((region) => {
-    const left = Math.max(area.left, region.left - cell);
-    const top = Math.max(area.top, region.top - cell);
-    const right = Math.min(area.left + area.width, region.left + region.width + cell);
-    const bottom = Math.min(area.top + area.height, region.top + region.height + cell);
-    return { left, top, width: right - left, height: bottom - top };
-  });
+  return boxes;
 }
 
 /** The most unread pieces {@link unreadInk} joins into regions; a page with more has none. */

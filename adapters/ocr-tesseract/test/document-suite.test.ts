@@ -13,7 +13,7 @@ import { estimateLineHeight, scaleFor } from "../src/line-height.js";
 import { eraseRules, findRules } from "../src/rules.js";
 
 /**
- * Issue 20's document suite: every document of {@link OCR_DOCUMENT_SUITE} (paragraphs in three
+ * The document suite: every document of {@link OCR_DOCUMENT_SUITE} (paragraphs in three
  * fonts, headings of three levels, bullet, nested and numbered lists, ruled and unruled tables of
  * 2 to 6 columns, a two-column page, photos of text with blur and up to 2° of rotation), each at
  * both of its sizes (1000 to 3000 px wide), rendered from known text and handed over as the core

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTesseractTextExtractor } from "../src/index.js";
 
 /**
- * Issue 7 acceptance: a generated document (heading, two paragraphs, a bullet list, a numbered
+ * Accuracy: a generated document (heading, two paragraphs, a bullet list, a numbered
  * list, a 3x3 table; DejaVu Sans rendered by librsvg, JPEG as the core sends it) read by the real
  * tesseract extractor. The markdown must be within 2 % character error rate of the source
  * markdown with the same structure; the plain text within 2 % of the source plain text.
