@@ -13,7 +13,7 @@ export interface AllocatorReleaserOptions {
    *   itself on its first release: it turns `--expose-gc` on for as long as it takes to create one
    *   `node:vm` context, takes that context's `gc`, and turns the flag off again (unless the host
    *   set it), so the host's own global scope gets no `gc` and later contexts none either. The
-   *   same trick Jest's leak detector uses. `@pixport/ocr-tesseract` asks for it with tesseract.js;
+   *   same trick Jest's leak detector uses. A host of `@pixport/ocr-tesseract` on tesseract.js wants it;
    * - `"never"`.
    * @default "exposed"
    */
@@ -22,7 +22,7 @@ export interface AllocatorReleaserOptions {
    * What a collection covers: `"full"`, V8's whole heap (10-20 ms after an OCR page); `"young"`,
    * its young generation only (a scavenge, 1-3 ms), which frees only the buffers whose JavaScript
    * objects died young. Measured with `@pixport/ocr-tesseract` on tesseract.js reading the OCR
-   * suite as a library (BENCHMARKS.md, "OCR", twelfth session): with pauses between pages, 173 and
+   * suite as a library (BENCHMARKS.md, "OCR"): with pauses between pages, 173 and
    * 189 MB peak with young collections (event-loop p99 17 ms) against 172-184 MB with full ones
    * (p99 24-27 ms); page after page without a pause, 195-211 MB against 184-198, since a page's
    * objects then outlive the scavenges. So the extractor uses full collections; `"young"` is for a

@@ -18,10 +18,10 @@ const hostSetsArenas = (): boolean =>
  * of that arena. Image work allocates its large buffers on whichever libuv or libvips thread runs
  * the job, so each arena ends up holding what its threads' largest jobs left, and the process's
  * resident memory grows with the number of arenas. With the cap, threads share the arenas there
- * are. Reading the OCR suite page after page as a library (`@pixport/ocr-tesseract`, which calls
- * this when it is created), the process peaked at 179-183 MB with the cap, 192-211 MB without, at
+ * are. Reading the OCR suite page after page as a library (`@pixport/ocr-tesseract`, given this as
+ * its `limitMallocArenas`, calls it when it is created), the process peaked at 179-183 MB with the cap, 192-211 MB without, at
  * the same speed; with `MALLOC_ARENA_MAX=2` in its environment from the start, 165 MB
- * (BENCHMARKS.md, "OCR", fourteenth session).
+ * (BENCHMARKS.md, "OCR").
  *
  * The earlier the better: arenas made before the call stay (a fresh Node process has 2; loading
  * sharp makes it 6), and once glibc has made more than 8 it fixes its own limit (8 per core) and
