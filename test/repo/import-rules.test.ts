@@ -13,14 +13,11 @@ import { describe, expect, it } from "vitest";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
 /**
- * Adapter → adapter dependencies being removed (the OCR adapter is moving to the `MemoryReleaser`
- * port, the ONNX remover to cutout helpers shared through core); delete each entry when its
- * dependency is gone. Nothing may be added here.
+ * Adapter → adapter dependencies being removed; delete each entry when its dependency is gone.
+ * Nothing may be added here (the OCR adapter takes the `MemoryReleaser` port, the removers share
+ * their cutout rules through core: none is left).
  */
-const KNOWN_ADAPTER_EXCEPTIONS: readonly string[] = [
-  "@pixport/background-onnx -> @pixport/background-sharp",
-  "@pixport/ocr-tesseract -> @pixport/allocator",
-];
+const KNOWN_ADAPTER_EXCEPTIONS: readonly string[] = [];
 
 type Layer =
   | "core"
