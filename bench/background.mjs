@@ -1,4 +1,4 @@
-// Background removal at the model's own speed, side by side in one run (issue 20, point 4):
+// Background removal at the model's own speed, side by side in one run:
 // - bare: onnxruntime-node's session.run on a ready input tensor of the same image, the model as
 //   shipped (float16 weights), arena on, optimisation "all" (the adapter's former options);
 // - bare-prepared: the floor of the adapter's own way, in the same kind of process: the model

@@ -67,9 +67,8 @@ export function startChild(
  * Answers a parent's "peak-rss" message with this process's peak RSS: the kernel's high-water mark
  * (VmHWM), which no peak escapes, where /proc has it; else the largest of samples every 20 ms
  * (the benchmark child servers call it first thing), with the samples' peak beside it
- * (`sampledPeakRss`). Until 2026-11-27 it answered the samples alone, which missed an OCR
- * server's short peaks by 10-20 MB (BENCHMARKS.md, "OCR", eleventh session); under the steady
- * loads of bench/resize-throughput.mjs and bench/delivery.mjs the two agreed to the MB.
+ * (`sampledPeakRss`). The samples alone miss an OCR server's short peaks by 10-20 MB; under the
+ * steady loads of bench/resize-throughput.mjs and bench/delivery.mjs the two agree to the MB.
  */
 export function reportPeakRss() {
   let peakRss = 0;

@@ -14,7 +14,7 @@
 // beside the process's own peak (the kernel's high-water mark, VmHWM, which the sum is never
 // below); the library's markdown CER too, and how long the library held its process's event loop
 // (the pre-processing and layout run on the caller's thread).
-// Targets (issue 20): pixport's CER <= the CLI's, time <= 1.0x the CLI's, peak RSS <= 200 MB.
+// Targets: pixport's CER <= the CLI's, time <= 1.0x the CLI's, peak RSS <= 200 MB.
 // Usage: npx --yes pnpm@12 run build && npx tsx --conditions=pixport-source bench/ocr.mjs [--only name]
 //   [--engines wasm,native] [--library-env '{"MALLOC_MMAP_THRESHOLD_":"131072"}']
 //   [--http-env '{"PIXPORT_ALLOCATOR":"system"}']
@@ -60,7 +60,7 @@ console.log(`${pages.length} pages in ${directory}`);
 // Every engine is started first and warmed up; then the pages are read one at a time, each page by
 // every engine in turn (the order rotating from page to page), so that the ratios compare runs
 // seconds apart: these shared machines drift by 5-10 % between minutes, more than the differences
-// measured. (Until 2026-11-26 each engine read all the pages in turn, minutes apart.)
+// measured (each engine reading all the pages in turn would compare runs minutes apart).
 
 /** Debian's CLI, one process per page, timed by /usr/bin/time (wall seconds and peak RSS in KB). */
 function cliEngine() {
@@ -194,8 +194,8 @@ async function httpEngine(engine, env) {
     },
     async finish() {
       // The kernel's high-water mark (VmHWM; the launcher execs node, so the child's pid is the
-      // server's). Until 2026-11-27 this was the server's own RSS samples every 20 ms, which
-      // missed short peaks by 10-20 MB; VmHWM is never below them.
+      // server's). The server's own RSS samples every 20 ms miss short peaks by 10-20 MB; VmHWM is
+      // never below them.
       const ownPeak = statusBytes(server.child.pid, "VmHWM");
       const treePeak = Math.max(stop(), ownPeak);
       server.child.kill("SIGTERM");

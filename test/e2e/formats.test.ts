@@ -349,7 +349,7 @@ describe.each(CODECS)("modern formats over HTTP (%s)", (codec) => {
         await manyPagesTiff(1_000),
         /at most 200 frames or pages \(received 1000 frames of 8 x 8\)$/,
       ],
-      // Issue 13's campaign: a tiny animated WebP on a 7000x7000 canvas (147 megapixels in 3 frames).
+      // From an attack campaign: a tiny animated WebP on a 7000x7000 canvas (147 megapixels in 3 frames).
       [
         "animated webp 7000x7000",
         await hugeCanvasAnimatedWebp(7_000, 3),

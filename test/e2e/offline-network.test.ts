@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { imglyIsnetModelPath } from "../../adapters/background-onnx/scripts/imgly-isnet.mjs";
 import { removeDir, startServer, tempDataDir } from "./harness.js";
 
-// Issue 7's promise, checked literally: remove-background (ONNX model) and extract-formatted-text
+// The offline promise, checked literally: remove-background (ONNX model) and extract-formatted-text
 // (tesseract) work in the prebuilt server inside a network namespace that has nothing but
 // loopback, so no request can leave the machine. Needs `unshare` (util-linux) and `ip`
 // (iproute2), and either root or unprivileged user namespaces; `.ci/run` runs on such a machine.

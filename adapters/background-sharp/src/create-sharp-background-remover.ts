@@ -19,7 +19,7 @@ export const sharpBackgroundRemoverOptionsSchema = z
     workingSide: z.number().int().min(16).max(8192).default(768),
     /**
      * Smallest colour distance (Euclidean RGB, 0..441) from the estimated background that counts
-     * as subject. The threshold grows with the background's noise (see README). @default 22
+     * as subject. The threshold grows with the background's noise (see docs/ocr-and-background.md). @default 22
      */
     minThreshold: z.number().min(0).max(441).default(22),
     /** Largest colour-distance threshold, however noisy the background. @default 70 */

@@ -5,7 +5,7 @@ import Fastify from "fastify";
 import { describe, expect, it } from "vitest";
 import { fastifyPixport } from "../src/index.js";
 
-describe("the playground pages on Fastify (the README's snippet)", () => {
+describe("the playground pages on Fastify (the snippet of docs/library.md)", () => {
   it("serves / and /docs from site.respond next to the API plugin, which keeps its routes", async () => {
     const { pipeline, createKey } = createHttpBindingPipeline({ codec: createSharpCodec() });
     const site = createPlaygroundSite();

@@ -69,7 +69,7 @@ export function isBinaryContentType(contentType: string | undefined): boolean {
  * headers are mapped both ways; ALB results carry their status line.
  *
  * Payloads are capped by Lambda at 6 MB each way: uploads of about 4.4 MB raw at most (base64 adds
- * a third), and large images should be fetched from their published URL (see the README).
+ * a third), and large images should be fetched from their published URL (see this package's README).
  *
  * @example
  * ```ts

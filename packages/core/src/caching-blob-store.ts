@@ -25,9 +25,9 @@ export interface CachingBlobStoreOptions {
  * decoded sources (blobs that rotate through more bytes than the cache holds are not kept). Writes, single reads and background
  * reads (`get`'s `background` option: the deferred image facts) pass through, so a stream of
  * images that are each uploaded and read once (OCR pages, one-off conversions) does not fill the
- * cache with bytes nobody reads again; a hot source is read from the backend twice. Until
- * 2026-11-27 every `put` and every read was kept, which cost the server reading the OCR suite about
- * 8 MB of its peak (BENCHMARKS.md, "OCR", fifteenth session).
+ * cache with bytes nobody reads again; a hot source is read from the backend twice. Keeping every
+ * `put` and every read cost the server reading the OCR suite about 8 MB of its peak (BENCHMARKS.md,
+ * "OCR").
  *
  * Only correct for write-once keys: pixport's own keys are (every image has a new random id and its
  * key is never rewritten with other bytes), so another process can only delete a key, never change

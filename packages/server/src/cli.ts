@@ -55,7 +55,7 @@ const program = new Command("pixport")
   .version(version, "-v, --version")
   .addHelpText(
     "after",
-    "\nConfiguration: defaults < JSON file (--config or PIXPORT_CONFIG) < PIXPORT_* environment < flags.\nSee README.md for every key.",
+    "\nConfiguration: defaults < JSON file (--config or PIXPORT_CONFIG) < PIXPORT_* environment < flags.\nSee docs/configuration.md for every key.",
   )
   .showHelpAfterError("(run with --help for usage)")
   // Usage errors (an unknown flag, a bad value) exit with 2, as before; help and version with 0.

@@ -48,7 +48,7 @@ export const memoryBudgetOptionsSchema = z
      * the next job faults in again what it needs (a few ms for tens of MB), little beside a job
      * this long, and it no longer starts on top of what the long one left. Reading the OCR suite
      * through the prebuilt server, whose pages are uploaded and then read at once, the reading of
-     * a photographed page peaked at 138 MB instead of 158 (BENCHMARKS.md, "OCR", tenth session).
+     * a photographed page peaked at 138 MB instead of 158 (measured with bench/ocr.mjs).
      * Short jobs (a resize: tens of ms) keep the idle wait. @default 250
      */
     releaseAfterJobMs: z.number().int().min(0).max(600_000).default(DEFAULT_RELEASE_AFTER_JOB_MS),
