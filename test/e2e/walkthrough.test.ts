@@ -34,9 +34,11 @@ function documentedStatuses(block: string): number[] {
   const commands = block.replace(/\\\n/g, " ").split("\n");
   const statuses: number[] = [];
   for (const command of commands) {
-    const code = command.split("#")[0] ?? "";
+    // A shell comment starts with a `#` that begins a word (`"#fff"` in a body is not one).
+    const comment = /(?:^|\s)#(?:\s|$)/.exec(command);
+    const code = comment === null ? command : command.slice(0, comment.index);
     if (!/\bcurl\b/.test(code)) continue;
-    const status = /#\s*(\d{3})\b/.exec(command.slice(code.length))?.[1];
+    const status = /^\s*#\s+(\d{3})\b/.exec(command.slice(code.length))?.[1];
     if (status === undefined)
       throw new Error(`a curl call of the walk-through documents no status: ${command}`);
     statuses.push(Number(status));
