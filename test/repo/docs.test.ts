@@ -8,8 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
  * README.md, BENCHMARKS.md and docs/*.md stay true to the repository: every relative link and
- * anchor resolves, and every code block marked runnable type-checks against the workspace's
- * sources (` ```ts check `, and the README's ` ```ts quickstart=... ` blocks, which also run).
+ * anchor resolves (in the packages' READMEs and AGENTS.md too), and every code block marked
+ * runnable type-checks against the workspace's sources (` ```ts check `, and the README's
+ * ` ```ts quickstart=... ` blocks, which also run).
  */
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -21,6 +22,15 @@ const pages = [
   ...readdirSync(path.join(root, "docs"))
     .filter((name) => name.endsWith(".md"))
     .map((name) => `docs/${name}`),
+];
+/** Every other page whose links are checked too: AGENTS.md and the packages' and examples' READMEs. */
+const otherPages = [
+  "AGENTS.md",
+  ...["packages", "adapters", "examples"].flatMap((group) =>
+    readdirSync(path.join(root, group))
+      .map((name) => `${group}/${name}/README.md`)
+      .filter((file) => existsSync(path.join(root, file))),
+  ),
 ];
 
 /** Lines outside fenced code blocks, with inline code blanked (links inside it are not links). */
@@ -70,7 +80,7 @@ function links(markdown: string): { line: number; target: string }[] {
   return found;
 }
 
-describe("links and anchors in README.md, BENCHMARKS.md and docs/", () => {
+describe("links and anchors in README.md, BENCHMARKS.md, docs/ and the packages' READMEs", () => {
   it("computes GitHub's anchors", () => {
     const anchors = headingAnchors(
       [
@@ -96,7 +106,7 @@ describe("links and anchors in README.md, BENCHMARKS.md and docs/", () => {
   it("resolves every relative link to a file of the repository, and every anchor to a heading", () => {
     const broken: string[] = [];
     let checked = 0;
-    for (const page of pages) {
+    for (const page of [...pages, ...otherPages]) {
       const markdown = readFileSync(path.join(root, page), "utf8");
       for (const { line, target } of links(markdown)) {
         if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // https:, mailto:
