@@ -28,6 +28,12 @@ const DIARY: RegExp[] = [
 const DATE = /\b20\d\d-\d\d-\d\d\b(?!T\d)/;
 
 const SOURCE = /\.(?:ts|tsx|mts|cts|js|mjs|cjs)$/;
+
+/** A file without an extension that starts with a shell shebang (scripts/, the server's bin/). */
+function isShellScript(file: string): boolean {
+  if (path.basename(file).includes(".")) return false;
+  return /^#!.*\b(?:sh|bash)\b/.test(readFileSync(file, "utf8").slice(0, 80));
+}
 const SKIP_DIRS = new Set(["node_modules", "dist", ".git", ".pixport-data", "coverage"]);
 
 function walk(dir: string, out: string[] = []): string[] {
@@ -101,6 +107,14 @@ export function comments(source: string): { line: number; text: string }[] {
   return found;
 }
 
+/** The comments of a shell script: what follows a `#` that begins a word. */
+function shellComments(script: string): { line: number; text: string }[] {
+  return script.split("\n").flatMap((text, index) => {
+    const comment = /(?:^|\s)#(?!!)(.*)$/.exec(text);
+    return comment === null ? [] : [{ line: index + 1, text: comment[1]! }];
+  });
+}
+
 /** The prose of a markdown file: every line outside fenced code blocks, inline code removed. */
 function prose(markdown: string): { line: number; text: string }[] {
   const lines: { line: number; text: string }[] = [];
@@ -116,21 +130,25 @@ function prose(markdown: string): { line: number; text: string }[] {
 }
 
 describe("no development diary in the product", () => {
-  const files = walk(root).filter((file) => {
-    const relative = path.relative(root, file);
-    // Generated from the OpenAPI document; its examples are data.
-    if (relative.endsWith("schema.gen.ts")) return false;
-    return relative.endsWith(".md") || SOURCE.test(relative);
-  });
+  const files = [
+    ...walk(root).filter((file) => {
+      const relative = path.relative(root, file);
+      // Generated from the OpenAPI document; its examples are data.
+      if (relative.endsWith("schema.gen.ts")) return false;
+      return relative.endsWith(".md") || SOURCE.test(relative) || isShellScript(file);
+    }),
+    path.join(root, ".ci", "run"),
+  ];
+  const commentsOf = (file: string, text: string) =>
+    file.endsWith(".md") ? null : isShellScript(file) ? shellComments(text) : comments(text);
 
   it("names no work session and no issue number in any page or code comment", () => {
     expect(files.length).toBeGreaterThan(200);
     const hits: string[] = [];
     for (const file of files) {
       const text = readFileSync(file, "utf8");
-      const parts = file.endsWith(".md")
-        ? text.split("\n").map((line, index) => ({ line: index + 1, text: line }))
-        : comments(text);
+      const parts =
+        commentsOf(file, text) ?? text.split("\n").map((line, index) => ({ line: index + 1, text: line }));
       for (const part of parts) {
         for (const pattern of DIARY) {
           const match = pattern.exec(part.text);
@@ -146,7 +164,7 @@ describe("no development diary in the product", () => {
     for (const file of files) {
       const relative = path.relative(root, file);
       const text = readFileSync(file, "utf8");
-      const parts = file.endsWith(".md") ? prose(text) : comments(text);
+      const parts = commentsOf(file, text) ?? prose(text);
       for (const part of parts) {
         const match = DATE.exec(part.text);
         if (match === null) continue;
