@@ -194,7 +194,7 @@ export const serverConfigSchema = z
      * Create-from-URL (`POST /v1/images` with `{name, url}`): `enabled`, `allowedOrigins` (replaces
      * the contract's table), `additionalOrigins` (host patterns added to it), `originalStorageAlias`,
      * `maxRedirects` (0..3), `connectTimeoutMs`, `timeoutMs`. The own storage base is always
-     * `publicStorageBaseUrl`. See docs/api.md, "Create from URL".
+     * `publicStorageBaseUrl`. See the README section "Create from URL".
      */
     urlImport: urlImportServerSchema.default(urlImportServerSchema.parse({})),
     /**
@@ -207,15 +207,15 @@ export const serverConfigSchema = z
      * (`native` when the system's `tesseract` executable, 4 or later, runs; else `wasm`; the choice
      * is named in the start line), `wasm` (tesseract.js, nothing to install) or `native` (the
      * executable, checked at start: the server refuses to start without it; one resident process
-     * per worker that keeps the model loaded between pages and exits after 30 s idle). See
-     * docs/ocr-and-background.md. @default "auto"
+     * per worker that keeps the model loaded between pages and exits after 30 s idle). See the README section
+     * on OCR. @default "auto"
      */
     ocrEngine: z.enum(["auto", "wasm", "native"]).default("auto"),
     /** Tuning of the embedded OCR: see {@link ocrConfigSchema}. */
     ocr: ocrConfigSchema.default(ocrConfigSchema.parse({})),
     /**
      * Decoded pixels of stored images kept for their next transforms and variants, per node, least
-     * recently used out first (either codec; see docs/operating.md, "Caches beside the budget"); `0` turns it
+     * recently used out first (either codec; see the README section "Memory budget"); `0` turns it
      * off. Outside `memoryBudget`, which bounds the pixels of running jobs. @default 64 MiB
      */
     sourceCacheBytes: z
@@ -271,7 +271,7 @@ export const serverConfigSchema = z
      * `sdxl`, `flux`, ...) to `{baseUrl, model, apiKey | apiKeyEnv}` of OpenAI-compatible APIs;
      * `defaults` picks the model per operation; `timeoutMs` (30000) bounds every upstream call;
      * `maxImageSide` (1024) caps images sent to models. Without it those operations answer 501.
-     * See docs/models.md.
+     * See the README section "Model-backed operations".
      */
     models: modelRegistrySchema.optional(),
     /**
@@ -290,7 +290,7 @@ export const serverConfigSchema = z
      * several stateless nodes. @default "fs"
      */
     metadata: z.enum(["fs", "redis"]).default("fs"),
-    /** The bucket(s) of `storage: "s3"`; see docs/scale-out.md. */
+    /** The bucket(s) of `storage: "s3"`; see the README section "Scale-out: S3 and Redis". */
     s3: s3ConfigSchema.optional(),
     /**
      * Back-pressure per node: image jobs (creates, transforms, remove-background) running
@@ -306,7 +306,7 @@ export const serverConfigSchema = z
     memoryBudget: z
       .union([memoryBudgetOptionsSchema, z.literal(false)])
       .default(memoryBudgetOptionsSchema.parse({})),
-    /** The remove-background engine; see docs/ocr-and-background.md. */
+    /** The remove-background engine; see the README section "Offline image intelligence". */
     backgroundRemoval: backgroundRemovalConfigSchema.default({ engine: "sharp", family: "isnet" }),
     /**
      * Variant delivery (`GET {publicStorageBaseUrl}/v/{signature}/{image_id}/{modifiers}.{ext}`).
