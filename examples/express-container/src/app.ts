@@ -34,7 +34,8 @@ export async function createApp(options: { dataDir: string; publicStorageBaseUrl
 }> {
   const scope = container.createChildContainer();
   await registerPixport(scope, {
-    storage: { type: "fs", dataDir: options.dataDir },
+    storage: "fs",
+    dataDir: options.dataDir,
     ...(options.publicStorageBaseUrl === undefined
       ? {}
       : { publicStorageBaseUrl: options.publicStorageBaseUrl }),

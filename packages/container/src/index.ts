@@ -8,11 +8,17 @@ import "reflect-metadata";
  */
 export { container, type DependencyContainer } from "tsyringe";
 export {
+  backgroundRemovalConfigSchema,
+  deliveryConfigSchema,
+  ocrConfigSchema,
   type PixportContainerConfig,
+  parsePixportContainerConfig,
   pixportContainerConfigSchema,
-  pixportDataPaths,
-  provide,
-  registerPixport,
-  resolve,
-} from "./register.js";
+  type ResolvedPixportContainerConfig,
+  s3ConfigSchema,
+} from "./config.js";
+export { type PixportDataPaths, pixportDataPaths } from "./data-paths.js";
+export type { PixportLifecycle } from "./lifecycle.js";
+export { type RegisterPixportOptions, registerPixport } from "./register.js";
+export { provide, resolve } from "./resolve.js";
 export { type Token, Tokens, type TokenType } from "./tokens.js";

@@ -1,220 +1,181 @@
 import {
-  type BlobStore,
-  createBlobStorePublisher,
-  createImagePipeline,
-  createMemoryAccountStore,
-  createMemoryBlobStore,
-  createMemoryImageRepository,
-  createMemoryKeyStore,
-  createMemoryLockService,
-  createMemoryQuotaStore,
-  createMemoryRateLimiter,
-  createRandomIdGenerator,
   type ImageCodec,
-  type ImagePipelineDeps,
-  parseOptions,
+  type ImagePipelineOptions,
+  type Logger,
+  type MemoryReleaser,
+  type ModelPorts,
   silentLogger,
-  systemClock,
 } from "@pixport/core";
-import { createHttpHandler } from "@pixport/http";
-import {
-  createFsAccountStore,
-  createFsBlobStore,
-  createFsImageRepository,
-  createFsKeyStore,
-} from "@pixport/storage-fs";
+import type { RequestEvent } from "@pixport/http";
 import type { DependencyContainer } from "tsyringe";
-import { instanceCachingFactory } from "tsyringe";
-import { z } from "zod";
-import { type Token, Tokens } from "./tokens.js";
+import {
+  type PixportContainerConfig,
+  parsePixportContainerConfig,
+  type ResolvedPixportContainerConfig,
+} from "./config.js";
+import { createLifecycle, createOwnedResources, type OwnedResources } from "./lifecycle.js";
+import { isProvided, provide, resolve } from "./resolve.js";
+import { Tokens } from "./tokens.js";
+import { registerComposition, registerPolicyDefaults } from "./wiring/compose.js";
+import { createSigner, loadTestWatermark } from "./wiring/delivery.js";
+import {
+  createBackgroundRemover,
+  createCodec,
+  createMemoryReleaser,
+  createModels,
+} from "./wiring/engines.js";
+import { httpOptionsOf, pipelineOptionsOf } from "./wiring/options.js";
+import { createState } from "./wiring/state.js";
+import { createStorage } from "./wiring/storage.js";
 
-/** What {@link registerPixport} registers by default. Every adapter can still be replaced. */
-export const pixportContainerConfigSchema = z.object({
-  /**
-   * The default codec: `sharp` (`@pixport/codec-sharp`) or `jimp` (`@pixport/codec-jimp`, pure
-   * JavaScript). Only the chosen package is imported. Ignored when `Tokens.Codec` is registered.
-   * @default "sharp"
-   */
-  codec: z.enum(["sharp", "jimp"]).default("sharp"),
-  /**
-   * Where images, records, keys and account flags live: `memory` (this process, lost on exit) or
-   * `fs` (files under `dataDir`, the prebuilt server's layout). Rate-limit and quota counters stay
-   * in memory unless `Tokens.RateLimiter` / `Tokens.QuotaStore` are registered (e.g. Redis).
-   * @default { type: "memory" }
-   */
-  storage: z
-    .discriminatedUnion("type", [
-      z.object({ type: z.literal("memory") }),
-      z.object({ type: z.literal("fs"), dataDir: z.string().min(1) }),
-    ])
-    .default({ type: "memory" }),
-  /**
-   * Base URL that published copies are served under (`{publicStorageBaseUrl}/images/{id}.{ext}`).
-   * @default "http://localhost:3000"
-   */
-  publicStorageBaseUrl: z.url({ protocol: /^https?$/ }).default("http://localhost:3000"),
-});
-
-export type PixportContainerConfig = z.input<typeof pixportContainerConfigSchema>;
-
-/** The file layout of `storage: fs` (the prebuilt server's data directory). */
-export function pixportDataPaths(dataDir: string) {
-  const join = (name: string) => `${dataDir.replace(/[\\/]+$/, "")}/${name}`;
-  return {
-    blobs: join("blobs"),
-    publicBlobs: join("public"),
-    images: join("images"),
-    keys: join("keys"),
-    accounts: join("accounts"),
-  };
-}
-
-/** Typed `container.resolve`: `resolve(container, Tokens.Pipeline)` is an `ImagePipeline`. */
-export function resolve<T>(container: DependencyContainer, token: Token<T>): T {
-  return container.resolve<T>(token);
+/** Hooks of {@link registerPixport} that a config file cannot express. */
+export interface RegisterPixportOptions {
+  /** Wraps the codec the container builds (not a registered one), e.g. to time its jobs. */
+  instrumentCodec?: (codec: ImageCodec) => ImageCodec;
+  /** Wraps the model ports the container builds (not registered ones), e.g. to count their calls. */
+  instrumentModels?: (models: ModelPorts) => ModelPorts;
+  /** Called once per answered API request (an access log, metrics). */
+  onRequestDone?: (event: RequestEvent) => void;
 }
 
 /**
- * Registers `make` as the singleton factory of `token` unless the container (or a parent) already
- * holds a registration for it: the way a composition root offers a default that callers may have
- * replaced already. Returns whether it registered.
+ * Composes pixport in a tsyringe container from one config (see `pixportContainerConfigSchema`):
+ * storage (memory, files or S3), image records and policy state (memory, files or Redis), the
+ * codec, the engines (models, embedded OCR, background remover), delivery signing, the pipeline and
+ * the HTTP handler over it. It is the only place that wires adapters; the prebuilt server is this
+ * call plus a listener.
  *
- * @example
- * ```ts
- * provide(scope, Tokens.Logger, () => myLogger); // kept if the caller registered a Logger
- * ```
- */
-export function provide<T>(container: DependencyContainer, token: Token<T>, make: () => T): boolean {
-  if (container.isRegistered(token, true)) return false;
-  container.register<T>(token, { useFactory: instanceCachingFactory<T>(() => make()) });
-  return true;
-}
-
-/** The value under `token`, or `undefined` when nothing is registered (optional ports). */
-function optional<T>(container: DependencyContainer, token: Token<T>): T | undefined {
-  return container.isRegistered(token, true) ? container.resolve<T>(token) : undefined;
-}
-
-/**
- * Registers pixport's defaults in a tsyringe container: one singleton factory per port (see
- * {@link Tokens}), the pipeline composed from whatever is registered under those tokens when it is
- * resolved, and the HTTP handler over it. Nothing is built before the first `resolve`.
- *
- * Replace any adapter with `container.register(Tokens.X, { useValue })` (or a factory) before the
- * pipeline is first resolved. Both orders work: registrations made after this call win (tsyringe
- * resolves the last registration), and a token registered before it is left as it is.
+ * Every token (see {@link Tokens}) keeps a registration made before this call (in this container
+ * or a parent), and a registration made after it wins when first resolved (tsyringe resolves the
+ * last one). Adapter packages other than the defaults are imported only when the config asks for
+ * them. What the container builds (connections, workers, temp files) is owned by
+ * `resolve(container, Tokens.Lifecycle)`: sweep at start, close at the end.
  *
  * No decorators and no reflect-metadata lookups: tokens and factories only, so it works with
  * esbuild, tsup and vitest, which emit no decorator metadata.
  *
  * @example
  * ```ts
- * import { container } from "tsyringe";
- * import { registerPixport, resolve, Tokens } from "@pixport/container";
+ * import { container, registerPixport, resolve, Tokens } from "@pixport/container";
  *
- * await registerPixport(container, { storage: { type: "fs", dataDir: "./data" } });
- * container.register(Tokens.BlobStore, { useValue: myS3Store });
- * const pipeline = resolve(container, Tokens.Pipeline);
- * const handler = resolve(container, Tokens.HttpHandler);
+ * const scope = container.createChildContainer();
+ * await registerPixport(scope, { storage: "fs", dataDir: "./data" });
+ * scope.register(Tokens.BlobStore, { useValue: myS3Store });
+ * const handler = resolve(scope, Tokens.HttpHandler);
+ * // ...
+ * await resolve(scope, Tokens.Lifecycle).close();
  * ```
  */
 export async function registerPixport(
   container: DependencyContainer,
   config: PixportContainerConfig = {},
+  options: RegisterPixportOptions = {},
 ): Promise<DependencyContainer> {
-  const settings = parseOptions(pixportContainerConfigSchema, config, "pixport container");
-  const singleton = <T>(token: Token<T>, make: (c: DependencyContainer) => T) => {
-    if (container.isRegistered(token, false)) return;
-    container.register<T>(token, { useFactory: instanceCachingFactory<T>(make) });
-  };
-
-  if (!container.isRegistered(Tokens.Codec, false)) {
-    const codec = await loadCodec(settings.codec);
-    singleton(Tokens.Codec, () => codec);
+  const settings = parsePixportContainerConfig(config);
+  provide(container, Tokens.Logger, () => silentLogger);
+  const logger = resolve(container, Tokens.Logger);
+  const owned = createOwnedResources();
+  const lifecycle = createLifecycle(owned, () => resolve(container, Tokens.Logger));
+  try {
+    await registerStores(container, settings, owned, logger);
+    await registerEngines(container, settings, owned, logger, options);
+    await registerDelivery(container, settings, options);
+  } catch (error) {
+    // What was built before the failure (a Redis connection, codec workers) is released.
+    await lifecycle.close();
+    throw error;
   }
-
-  const storage = settings.storage;
-  if (storage.type === "fs") {
-    const paths = pixportDataPaths(storage.dataDir);
-    singleton(Tokens.BlobStore, () => createFsBlobStore({ root: paths.blobs }));
-    singleton(Tokens.PublicBlobStore, () => createFsBlobStore({ root: paths.publicBlobs }));
-    singleton(Tokens.ImageRepository, () => createFsImageRepository({ root: paths.images }));
-    singleton(Tokens.KeyStore, () => createFsKeyStore({ root: paths.keys }));
-    singleton(Tokens.AccountStore, () => createFsAccountStore({ root: paths.accounts }));
-  } else {
-    singleton(Tokens.BlobStore, () => createMemoryBlobStore());
-    singleton(Tokens.PublicBlobStore, () => createMemoryBlobStore());
-    singleton(Tokens.ImageRepository, () => createMemoryImageRepository());
-    singleton(Tokens.KeyStore, () => createMemoryKeyStore());
-    singleton(Tokens.AccountStore, () => createMemoryAccountStore());
-  }
-  singleton(Tokens.Clock, () => systemClock);
-  singleton(Tokens.Logger, () => silentLogger);
-  singleton(Tokens.IdGenerator, () => createRandomIdGenerator());
-  singleton(Tokens.QuotaStore, () => createMemoryQuotaStore());
-  singleton(Tokens.Locks, () => createMemoryLockService());
-  singleton(Tokens.RateLimiter, (c) => createMemoryRateLimiter({ clock: c.resolve(Tokens.Clock) }));
-  singleton(Tokens.Publisher, (c) =>
-    createBlobStorePublisher({
-      source: c.resolve<BlobStore>(Tokens.BlobStore),
-      target: c.resolve<BlobStore>(Tokens.PublicBlobStore),
-      publicBaseUrl: settings.publicStorageBaseUrl,
-    }),
-  );
-  singleton(Tokens.PipelineOptions, () => ({}));
-  singleton(Tokens.HttpOptions, () => ({}));
-  singleton(Tokens.Pipeline, (c) => {
-    const deps: ImagePipelineDeps = {
-      codec: resolve(c, Tokens.Codec),
-      blobStore: resolve(c, Tokens.BlobStore),
-      images: resolve(c, Tokens.ImageRepository),
-      keys: resolve(c, Tokens.KeyStore),
-      publisher: resolve(c, Tokens.Publisher),
-      clock: resolve(c, Tokens.Clock),
-      ids: resolve(c, Tokens.IdGenerator),
-      logger: resolve(c, Tokens.Logger),
-      publicBlobStore: resolve(c, Tokens.PublicBlobStore),
-      rateLimiter: resolve(c, Tokens.RateLimiter),
-      quota: resolve(c, Tokens.QuotaStore),
-      accounts: resolve(c, Tokens.AccountStore),
-      locks: resolve(c, Tokens.Locks),
-    };
-    const fetcher = optional(c, Tokens.Fetcher);
-    const models = optional(c, Tokens.Models);
-    const backgroundRemover = optional(c, Tokens.BackgroundRemover);
-    const placeholders = optional(c, Tokens.Placeholders);
-    const variantSigner = optional(c, Tokens.VariantSigner);
-    const variantCache = optional(c, Tokens.VariantCache);
-    const memoryReleaser = optional(c, Tokens.MemoryReleaser);
-    return createImagePipeline(
-      {
-        ...deps,
-        ...(placeholders === undefined ? {} : { placeholders }),
-        ...(variantSigner === undefined ? {} : { variantSigner }),
-        ...(variantCache === undefined ? {} : { variantCache }),
-        ...(fetcher === undefined ? {} : { fetcher }),
-        ...(models === undefined ? {} : { models }),
-        ...(backgroundRemover === undefined ? {} : { backgroundRemover }),
-        ...(memoryReleaser === undefined ? {} : { memoryReleaser }),
-      },
-      resolve(c, Tokens.PipelineOptions),
-    );
-  });
-  singleton(Tokens.HttpHandler, (c) =>
-    createHttpHandler(resolve(c, Tokens.Pipeline), {
-      logger: resolve(c, Tokens.Logger),
-      ...resolve(c, Tokens.HttpOptions),
-    }),
-  );
+  registerPolicyDefaults(container);
+  registerComposition(container, owned);
+  provide(container, Tokens.Lifecycle, () => lifecycle);
   return container;
 }
 
-/** Imports only the chosen codec package, so `jimp` works where sharp's binaries cannot load. */
-async function loadCodec(name: "sharp" | "jimp"): Promise<ImageCodec> {
-  if (name === "jimp") {
-    const { createJimpCodec } = await import("@pixport/codec-jimp");
-    return createJimpCodec();
+/** Bytes, records and policy state. */
+async function registerStores(
+  container: DependencyContainer,
+  settings: ResolvedPixportContainerConfig,
+  owned: OwnedResources,
+  logger: Logger,
+): Promise<void> {
+  const storage = await createStorage(settings, owned);
+  const state = await createState(settings, owned, logger);
+  provide(container, Tokens.BlobStore, () => storage.blobs);
+  provide(container, Tokens.PublicBlobStore, () => storage.publicBlobs);
+  // The publisher copies from whichever private store the container finally holds.
+  provide(container, Tokens.Publisher, () => storage.publisher(resolve(container, Tokens.BlobStore)));
+  provide(container, Tokens.ImageRepository, state.images);
+  provide(container, Tokens.KeyStore, () => state.keys);
+  provide(container, Tokens.AccountStore, () => state.accounts);
+  const { quota, locks, rateLimiter } = state;
+  if (quota !== undefined) provide(container, Tokens.QuotaStore, () => quota);
+  if (locks !== undefined) provide(container, Tokens.Locks, () => locks);
+  if (rateLimiter !== undefined) provide(container, Tokens.RateLimiter, () => rateLimiter);
+}
+
+/**
+ * The codec, the URL fetcher, the allocator's releaser, the model ports (with the embedded OCR),
+ * the placeholder encoder and the background remover. Costly ones are built only when no
+ * registration replaces them.
+ */
+async function registerEngines(
+  container: DependencyContainer,
+  settings: ResolvedPixportContainerConfig,
+  owned: OwnedResources,
+  logger: Logger,
+  options: RegisterPixportOptions,
+): Promise<void> {
+  if (!isProvided(container, Tokens.Codec)) {
+    const created = await createCodec(settings);
+    owned.engines.push(async () => (created as { close?(): Promise<void> }).close?.());
+    const codec = options.instrumentCodec?.(created) ?? created;
+    provide(container, Tokens.Codec, () => codec);
   }
-  const { createSharpCodec } = await import("@pixport/codec-sharp");
-  return createSharpCodec();
+  // URL import: own-storage URLs are read from the public store; others go through the SSRF-safe
+  // fetcher (public addresses only, pinned connections, manual redirects).
+  const { createNodeImageFetcher } = await import("@pixport/fetch-node");
+  provide(container, Tokens.Fetcher, () => createNodeImageFetcher());
+  // The allocator's free memory goes back to the system when the memory budget drains after a
+  // large job (an upload or OCR page of megapixels): see `memoryBudget.releaseAfterBytes`.
+  if (settings.releaseFreeMemory && !isProvided(container, Tokens.MemoryReleaser)) {
+    const releaser = await createMemoryReleaser();
+    provide(container, Tokens.MemoryReleaser, () => releaser);
+  }
+  if (!isProvided(container, Tokens.Models)) {
+    const releaser: MemoryReleaser | undefined = isProvided(container, Tokens.MemoryReleaser)
+      ? resolve(container, Tokens.MemoryReleaser)
+      : undefined;
+    const created = await createModels(settings, owned, logger, releaser);
+    const models = options.instrumentModels?.(created) ?? created;
+    provide(container, Tokens.Models, () => models);
+  }
+  // ThumbHash and BlurHash of every new image, for GET /v1/images/{id}/metadata.
+  const { createThumbhashPlaceholders } = await import("@pixport/placeholders");
+  provide(container, Tokens.Placeholders, () => createThumbhashPlaceholders());
+  if (!isProvided(container, Tokens.BackgroundRemover)) {
+    const remover = await createBackgroundRemover(settings, logger);
+    if (remover !== undefined) {
+      owned.engines.push(async () => remover.close?.());
+      provide(container, Tokens.BackgroundRemover, () => remover);
+    }
+  }
+}
+
+/** The pipeline's and the HTTP handler's options, the test mark and the variant signer. */
+async function registerDelivery(
+  container: DependencyContainer,
+  settings: ResolvedPixportContainerConfig,
+  options: RegisterPixportOptions,
+): Promise<void> {
+  const testWatermark =
+    settings.testWatermarkFile === undefined
+      ? undefined
+      : await loadTestWatermark(resolve(container, Tokens.Codec), settings.testWatermarkFile);
+  const pipelineOptions: ImagePipelineOptions = pipelineOptionsOf(settings, testWatermark);
+  provide(container, Tokens.PipelineOptions, () => pipelineOptions);
+  if (!isProvided(container, Tokens.VariantSigner)) {
+    const signer = await createSigner(settings);
+    provide(container, Tokens.VariantSigner, () => signer);
+  }
+  provide(container, Tokens.HttpOptions, () => httpOptionsOf(settings, options.onRequestDone));
 }

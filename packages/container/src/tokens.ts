@@ -22,6 +22,7 @@ import type {
   VariantSigner,
 } from "@pixport/core";
 import type { HttpHandler, HttpHandlerOptions } from "@pixport/http";
+import type { PixportLifecycle } from "./lifecycle.js";
 
 /**
  * A typed token: a symbol that remembers the type registered under it. The type is a phantom
@@ -85,4 +86,9 @@ export const Tokens = {
   Pipeline: token<ImagePipeline>("ImagePipeline"),
   /** The framework-neutral HTTP handler over {@link Tokens.Pipeline}. */
   HttpHandler: token<HttpHandler>("HttpHandler"),
+  /**
+   * What `registerPixport` built and owns (temp-file sweeps, engines, connections): sweep once at
+   * start, close at the end.
+   */
+  Lifecycle: token<PixportLifecycle>("PixportLifecycle"),
 } as const;

@@ -87,7 +87,8 @@ describe("registerPixport", () => {
     dirs.push(dataDir);
     const container = await registerPixport(rootContainer.createChildContainer(), {
       codec: "jimp",
-      storage: { type: "fs", dataDir },
+      storage: "fs",
+      dataDir,
     });
     expect(resolve(container, Tokens.Codec).name).toMatch(/jimp/);
     const pipeline = resolve(container, Tokens.Pipeline);

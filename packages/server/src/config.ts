@@ -1,333 +1,84 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import {
-  ErrorCodes,
-  ImagePipelineError,
-  limitsSchema,
-  memoryBudgetOptionsSchema,
-  modelCircuitOptionsSchema,
-  policyOptionsSchema,
-  urlImportOptionsSchema,
-  workQueueOptionsSchema,
-} from "@pixport/core";
-import { tesseractTextExtractorOptionsSchema } from "@pixport/ocr-tesseract";
-import { modelRegistrySchema } from "@pixport/vision-openai/registry";
+import { type PixportContainerConfig, pixportContainerConfigSchema } from "@pixport/container";
+import { ErrorCodes, ImagePipelineError } from "@pixport/core";
 import { z } from "zod";
 import { LOG_LEVELS } from "./observability.js";
 
-const urlImportServerSchema = urlImportOptionsSchema.omit({ storageBaseUrls: true }).strict();
-
-const s3PrefixSchema = z
-  .string()
-  .regex(/^(?:[A-Za-z0-9._-]+\/)*$/, 'must be empty or end with "/", e.g. "pixport/"');
-
-/** `s3` options of the server config (`storage: "s3"`). */
-export const s3ConfigSchema = z
-  .object({
-    /** Private bucket: originals and derived images under `{prefix}images/`. */
-    bucket: z.string().min(3),
-    /** Region. @default AWS_REGION or AWS_DEFAULT_REGION, else "us-east-1" */
-    region: z.string().min(1).optional(),
-    /** Endpoint of an S3-compatible server (MinIO, R2, s3rver); absent for AWS. */
-    endpoint: z.url({ protocol: /^https?$/ }).optional(),
-    /** Path-style URLs (`{endpoint}/{bucket}/{key}`), needed by most S3-compatible servers. @default false */
-    forcePathStyle: z.boolean().default(false),
-    /** Access key; absent: the AWS SDK's default chain (AWS_ACCESS_KEY_ID, profiles, IAM roles). */
-    accessKeyId: z.string().min(1).optional(),
-    /** Secret of `accessKeyId`. */
-    secretAccessKey: z.string().min(1).optional(),
-    /** Key prefix in the private bucket. @default "" */
-    prefix: s3PrefixSchema.default(""),
-    /** Bucket of published copies (`{publicPrefix}images/{id}.{ext}`). @default bucket */
-    publicBucket: z.string().min(3).optional(),
-    /** Key prefix of published copies. @default "public/" */
-    publicPrefix: s3PrefixSchema.default("public/"),
-    /**
-     * The S3 client's `requestChecksumCalculation` and `responseChecksumValidation`. `WHEN_REQUIRED`
-     * works with every S3-compatible server (s3rver, older MinIO); AWS accepts both.
-     * @default "WHEN_REQUIRED"
-     */
-    checksums: z.enum(["WHEN_REQUIRED", "WHEN_SUPPORTED"]).default("WHEN_REQUIRED"),
-  })
-  .strict()
-  .refine((s3) => (s3.accessKeyId === undefined) === (s3.secretAccessKey === undefined), {
-    message: "set both accessKeyId and secretAccessKey, or neither (to use the AWS SDK's default chain)",
-  });
-
-const rgbSchema = z.tuple([z.number(), z.number(), z.number()]);
-
 /**
- * `backgroundRemoval` of the server config: which {@link BackgroundRemover} answers
- * `remove-background`. `sharp` (default) is the embedded classical remover; `onnx` runs a
- * segmentation model file you supply on `@pixport/background-onnx` (an optional package: install
- * it next to the server). The `onnx` fields mirror that package's options.
+ * Configuration of the prebuilt server: everything `@pixport/container` composes (its
+ * `pixportContainerConfigSchema`: storage, Redis, codec, models, OCR, background remover, delivery,
+ * limits...) plus the listener, logging, pages and shutdown. Sources, later ones winning: defaults,
+ * the JSON config file (`--config` or `PIXPORT_CONFIG`), `PIXPORT_*` environment variables,
+ * command-line flags.
  */
-export const backgroundRemovalConfigSchema = z
-  .object({
-    /** @default "sharp" */
-    engine: z.enum(["sharp", "onnx"]).default("sharp"),
-    /** Path of the `.onnx` model file (required for `engine: "onnx"`). */
-    model: z.string().min(1).optional(),
-    /** Pre-/post-processing family of the model. @default "isnet" */
-    family: z.enum(["isnet", "u2net", "birefnet"]).default("isnet"),
-    inputWidth: z.number().int().min(8).max(4096).optional(),
-    inputHeight: z.number().int().min(8).max(4096).optional(),
-    mean: rgbSchema.optional(),
-    std: rgbSchema.optional(),
-    output: z.enum(["probability", "logits"]).optional(),
-    normalize: z.enum(["minmax", "none"]).optional(),
-    inputName: z.string().min(1).optional(),
-    outputName: z.string().min(1).optional(),
-    threads: z.number().int().min(1).max(256).optional(),
-    concurrency: z.number().int().min(1).max(64).optional(),
-    /** Deadline of one removal, queueing included. @default 30000 */
-    timeoutMs: z.number().int().min(100).max(600_000).optional(),
-  })
-  .strict()
-  .refine((value) => value.engine !== "onnx" || value.model !== undefined, {
-    message: 'engine "onnx" needs model (the path of an .onnx segmentation model)',
-    path: ["model"],
-  });
-
-/**
- * `ocr` of the server config: the embedded OCR extractor's tuning, `@pixport/ocr-tesseract`'s
- * options of the same names (its engine is `ocrEngine`): `workers` (half the cores, 1..4),
- * `maxQueued` (4 x workers), `timeoutMs` (60000), `idleMs` (30000) and `maxPagePixels` (16 MP, the
- * most pixels of a page tesseract is given).
- */
-export const ocrConfigSchema = tesseractTextExtractorOptionsSchema
-  .pick({ workers: true, maxQueued: true, timeoutMs: true, idleMs: true, maxPagePixels: true })
-  .strict();
-
-/**
- * Configuration of the prebuilt server. Sources, later ones winning: defaults, the JSON config
- * file (`--config` or `PIXPORT_CONFIG`), `PIXPORT_*` environment variables, command-line flags.
- */
-export const serverConfigSchema = z
-  .object({
-    /** TCP port. @default 3000 */
-    port: z.number().int().min(0).max(65535).default(3000),
-    /** Interface to listen on. @default "0.0.0.0" */
-    host: z.string().min(1).default("0.0.0.0"),
-    /** Directory holding blobs, metadata and keys. @default "./.pixport-data" */
-    dataDir: z.string().min(1).default(".pixport-data"),
-    /**
-     * Absolute URL clients use to reach the API (list links). @default `http://{host}:{port}` of
-     * the bound address (`localhost` when bound to 0.0.0.0 or ::)
-     */
-    publicBaseUrl: z.url({ protocol: /^https?$/ }).optional(),
-    /**
-     * Absolute base of published images' URLs (`{publicStorageBaseUrl}/images/{id}.{ext}`). The
-     * server serves them itself under `/images/`; put a CDN in front and set this to its URL.
-     * @default publicBaseUrl
-     */
-    publicStorageBaseUrl: z.url({ protocol: /^https?$/ }).optional(),
-    /** Upload, pixel and output limits (see `@pixport/core` limits). */
-    limits: limitsSchema.default(limitsSchema.parse({})),
-    /** jpeg/webp quality of re-encodes other than `convert`. @default 90 */
-    encodeQuality: z.number().int().min(1).max(100).default(90),
-    /** Name of the usage header. @default "X-Image-Processing-Usage" */
-    usageHeaderName: z
-      .string()
-      .regex(/^[A-Za-z0-9-]+$/)
-      .default("X-Image-Processing-Usage"),
-    /**
-     * Uploads in progress at once (reading the body to the answer); beyond, 503 `OVERLOADED`
-     * unread, so upload bodies never hold more than this x `limits.maxUploadBytes`. @default 32
-     */
-    maxConcurrentUploads: z.number().int().min(1).max(100_000).default(32),
-    /** Uploads in progress at once for one account (all its keys). @default 8 */
-    maxConcurrentUploadsPerAccount: z.number().int().min(1).max(100_000).default(8),
-    /**
-     * Slowest accepted upload body (average bytes per second since it began, checked after
-     * `uploadGraceMs`); slower ones are cut off with 408. `0` disables. @default 16384
-     */
-    minUploadBytesPerSecond: z
-      .number()
-      .int()
-      .nonnegative()
-      .default(16 * 1024),
-    /** Time an upload body may take before its rate is checked, ms. @default 10000 */
-    uploadGraceMs: z.number().int().min(100).max(600_000).default(10_000),
-    /**
-     * Bytes of stored originals kept in memory, least recently used out first, each from its second
-     * read among the last 1,024 (never on upload; see `createCachingBlobStore`); `0` disables the
-     * cache. @default 64 MiB
-     */
-    blobCacheBytes: z
-      .number()
-      .int()
-      .nonnegative()
-      .default(64 * 1024 * 1024),
-    /** Express `trust proxy` setting (hops or `true`). @default false */
-    trustProxy: z.union([z.boolean(), z.number().int().nonnegative()]).default(false),
-    /** How long SIGTERM waits for in-flight requests, ms. @default 10000 */
-    shutdownTimeoutMs: z.number().int().positive().default(10_000),
-    /**
-     * On SIGTERM, how long `/readyz` answers 503 while the listener still accepts requests, before
-     * draining begins (so a load balancer stops routing here first). @default 0
-     */
-    shutdownDelayMs: z.number().int().nonnegative().max(600_000).default(0),
-    /** Log requests and errors as JSON lines on stderr. @default true */
-    log: z.boolean().default(true),
-    /** Least severe level logged (pino levels). @default "info" */
-    logLevel: z.enum(LOG_LEVELS).default("info"),
-    /**
-     * `GET /metrics` in Prometheus text: on by default; with `token`, scrapes must send
-     * `Authorization: Bearer <token>`. @default { enabled: true }
-     */
-    metrics: z
-      .object({ enabled: z.boolean().default(true), token: z.string().min(16).optional() })
-      .strict()
-      .default({ enabled: true }),
-    /**
-     * The web pages: the playground at `/` and the API reference (Swagger UI) at `/docs`, both
-     * served from this process (no CDN). Turned off, their package is not even loaded.
-     * Environment: `PIXPORT_PLAYGROUND`, `PIXPORT_DOCS` (`0`/`false`/`off` to disable).
-     * @default { playground: true, docs: true }
-     */
-    pages: z
-      .object({ playground: z.boolean().default(true), docs: z.boolean().default(true) })
-      .strict()
-      .default({ playground: true, docs: true }),
-    /**
-     * Create-from-URL (`POST /v1/images` with `{name, url}`): `enabled`, `allowedOrigins` (replaces
-     * the contract's table), `additionalOrigins` (host patterns added to it), `originalStorageAlias`,
-     * `maxRedirects` (0..3), `connectTimeoutMs`, `timeoutMs`. The own storage base is always
-     * `publicStorageBaseUrl`. See the README section "Create from URL".
-     */
-    urlImport: urlImportServerSchema.default(urlImportServerSchema.parse({})),
-    /**
-     * Image codec: `sharp` (libvips, native binaries, fast) or `jimp` (pure JavaScript plus WASM
-     * WebP, for hosts that cannot load native binaries; several times slower). @default "sharp"
-     */
-    codec: z.enum(["sharp", "jimp"]).default("sharp"),
-    /**
-     * Engine of the embedded OCR (`extract-formatted-text` without an LLM extractor): `auto`
-     * (`native` when the system's `tesseract` executable, 4 or later, runs; else `wasm`; the choice
-     * is named in the start line), `wasm` (tesseract.js, nothing to install) or `native` (the
-     * executable, checked at start: the server refuses to start without it; one resident process
-     * per worker that keeps the model loaded between pages and exits after 30 s idle). See the README section
-     * on OCR. @default "auto"
-     */
-    ocrEngine: z.enum(["auto", "wasm", "native"]).default("auto"),
-    /** Tuning of the embedded OCR: see {@link ocrConfigSchema}. */
-    ocr: ocrConfigSchema.default(ocrConfigSchema.parse({})),
-    /**
-     * Decoded pixels of stored images kept for their next transforms and variants, per node, least
-     * recently used out first (either codec; see the README section "Memory budget"); `0` turns it
-     * off. Outside `memoryBudget`, which bounds the pixels of running jobs. @default 64 MiB
-     */
-    sourceCacheBytes: z
-      .number()
-      .int()
-      .min(0)
-      .default(64 * 1024 * 1024),
-    /**
-     * Gives the allocator's free memory (glibc's or tcmalloc's) back to the system once the memory
-     * budget has stayed empty for `memoryBudget.releaseAfterIdleMs` after a job of
-     * `releaseAfterBytes` or more (at once after such a job of `releaseAfterJobMs` or longer);
-     * with the budget off, after each embedded OCR page
-     * (`@pixport/allocator`). Env `PIXPORT_RELEASE_FREE_MEMORY` (`false`/`off`/`0` turns it off).
-     * @default true
-     */
-    releaseFreeMemory: z.boolean().default(true),
-    /**
-     * libvips' operation cache (sharp's `cache()`, process-wide; the sharp codec only). Off by
-     * default: the server hands libvips a new buffer on every request, so its cache (sharp's
-     * default: 50 MB, 100 operations) keeps the pixels of past requests and never answers one;
-     * decoded pixels worth keeping are `sourceCacheBytes`'. `true` restores sharp's default. Env
-     * `PIXPORT_VIPS_CACHE`. @default false
-     */
-    vipsCache: z.boolean().default(false),
-    /**
-     * The service's policies: `testRequestsPerMinute` (10), `liveRequestsPerMinute` (100),
-     * `trialImagesPerMonth` (25), `testRetentionDays` (90), `onStoreOutage` (`fail-closed`).
-     */
-    policies: policyOptionsSchema.strict().default(policyOptionsSchema.parse({})),
-    /**
-     * Redis URL (`redis://` or `rediss://`). When set, API keys, accounts, rate limits and quota
-     * counters live in Redis, so several server processes enforce one set of limits. Without it
-     * they live in this process (keys in the data directory).
-     */
-    redisUrl: z
-      .string()
-      .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
-      .optional(),
-    /** How often the retention sweep runs, ms (it also runs at start); 0 disables it. @default 1 hour */
-    retentionSweepIntervalMs: z
-      .number()
-      .int()
-      .nonnegative()
-      .default(60 * 60 * 1000),
-    /**
-     * A PNG (with alpha), JPEG or WebP file to stamp on test-key images instead of the default
-     * "TEST" mark. It is tiled over every image; requests cannot turn it off.
-     */
-    testWatermarkFile: z.string().min(1).optional(),
-    /**
-     * The model registry of imagine, visualize, classify and extract-formatted-text
-     * (`@pixport/vision-openai`): `registry` maps API model names (`uform-gen`, `llava`, `gemini`,
-     * `sdxl`, `flux`, ...) to `{baseUrl, model, apiKey | apiKeyEnv}` of OpenAI-compatible APIs;
-     * `defaults` picks the model per operation; `timeoutMs` (30000) bounds every upstream call;
-     * `maxImageSide` (1024) caps images sent to models. Without it those operations answer 501.
-     * See the README section "Model-backed operations".
-     */
-    models: modelRegistrySchema.optional(),
-    /**
-     * Circuit breaker of the model-backed operations, per model and node: `failureThreshold`
-     * provider failures in a row (5) pause the model's calls for `cooldownMs` (30000) with a fast
-     * 503 `MODEL_UNAVAILABLE`; `false` turns it off.
-     */
-    modelCircuit: modelCircuitOptionsSchema.default({ failureThreshold: 5, cooldownMs: 30_000 }),
-    /**
-     * Where image bytes live: `fs` (the data directory) or `s3` (an S3 or S3-compatible bucket,
-     * configured under `s3`), for several stateless nodes. @default "fs"
-     */
-    storage: z.enum(["fs", "s3"]).default("fs"),
-    /**
-     * Where image metadata lives: `fs` (the data directory) or `redis` (needs `redisUrl`), for
-     * several stateless nodes. @default "fs"
-     */
-    metadata: z.enum(["fs", "redis"]).default("fs"),
-    /** The bucket(s) of `storage: "s3"`; see the README section "Scale-out: S3 and Redis". */
-    s3: s3ConfigSchema.optional(),
-    /**
-     * Back-pressure per node: image jobs (creates, transforms, remove-background) running
-     * (`maxActive`, 8) and waiting (`maxQueued`, 32) at once, and the longest wait (`maxWaitMs`,
-     * 10000); beyond, 503 `OVERLOADED` with Retry-After.
-     */
-    workQueue: workQueueOptionsSchema.default(workQueueOptionsSchema.parse({})),
-    /**
-     * Pixel memory of the image jobs running at once (estimated per job before decoding); beyond,
-     * jobs wait up to `maxWaitMs` then answer 503; a job bigger than the whole budget is a 422.
-     * `false` turns it off. @default { maxBytes: 1 GiB (for a 2 GB host), maxWaitMs: 10000 }
-     */
-    memoryBudget: z
-      .union([memoryBudgetOptionsSchema, z.literal(false)])
-      .default(memoryBudgetOptionsSchema.parse({})),
-    /** The remove-background engine; see the README section "Offline image intelligence". */
-    backgroundRemoval: backgroundRemovalConfigSchema.default({ engine: "sharp", family: "isnet" }),
-    /**
-     * Variant delivery (`GET {publicStorageBaseUrl}/v/{signature}/{image_id}/{modifiers}.{ext}`).
-     * `signingKeys`: the first signs, all verify (rotate by putting the new key first); without
-     * any, a random key is made at first start and kept in `{dataDir}/delivery-signing-key`.
-     */
-    delivery: z
-      .strictObject({
-        signingKeys: z.array(z.string().min(16, "must be at least 16 characters")).default([]),
-        presets: z.record(z.string().regex(/^[a-z0-9-]{1,32}$/), z.string().min(1).max(200)).default({}),
-        allowUnsigned: z.boolean().default(false),
-        /** Bytes of variants kept on this node's store (least recently used out first). @default 256 MiB */
-        cacheBytes: z
-          .number()
-          .int()
-          .positive()
-          .default(256 * 1024 * 1024),
-      })
-      .default({ signingKeys: [], presets: {}, allowUnsigned: false, cacheBytes: 256 * 1024 * 1024 }),
-  })
-  .strict();
+export const serverConfigSchema = pixportContainerConfigSchema.extend({
+  /** TCP port. @default 3000 */
+  port: z.number().int().min(0).max(65535).default(3000),
+  /** Interface to listen on. @default "0.0.0.0" */
+  host: z.string().min(1).default("0.0.0.0"),
+  /** Directory holding blobs, metadata and keys. @default "./.pixport-data" */
+  dataDir: z.string().min(1).default(".pixport-data"),
+  /**
+   * Where image bytes live: `fs` (the data directory) or `s3` (an S3 or S3-compatible bucket,
+   * configured under `s3`), for several stateless nodes. See the README section "Scale-out: S3 and
+   * Redis". @default "fs"
+   */
+  storage: z.enum(["fs", "s3"]).default("fs"),
+  /**
+   * Where image metadata lives: `fs` (the data directory) or `redis` (needs `redisUrl`), for
+   * several stateless nodes. @default "fs"
+   */
+  metadata: z.enum(["fs", "redis"]).default("fs"),
+  /**
+   * Absolute URL clients use to reach the API (list links). @default `http://{host}:{port}` of
+   * the bound address (`localhost` when bound to 0.0.0.0 or ::)
+   */
+  publicBaseUrl: z.url({ protocol: /^https?$/ }).optional(),
+  /**
+   * Absolute base of published images' URLs (`{publicStorageBaseUrl}/images/{id}.{ext}`). The
+   * server serves them itself under `/images/`; put a CDN in front and set this to its URL.
+   * @default publicBaseUrl
+   */
+  publicStorageBaseUrl: z.url({ protocol: /^https?$/ }).optional(),
+  /** Express `trust proxy` setting (hops or `true`). @default false */
+  trustProxy: z.union([z.boolean(), z.number().int().nonnegative()]).default(false),
+  /** How long SIGTERM waits for in-flight requests, ms. @default 10000 */
+  shutdownTimeoutMs: z.number().int().positive().default(10_000),
+  /**
+   * On SIGTERM, how long `/readyz` answers 503 while the listener still accepts requests, before
+   * draining begins (so a load balancer stops routing here first). @default 0
+   */
+  shutdownDelayMs: z.number().int().nonnegative().max(600_000).default(0),
+  /** Log requests and errors as JSON lines on stderr. @default true */
+  log: z.boolean().default(true),
+  /** Least severe level logged (pino levels). @default "info" */
+  logLevel: z.enum(LOG_LEVELS).default("info"),
+  /**
+   * `GET /metrics` in Prometheus text: on by default; with `token`, scrapes must send
+   * `Authorization: Bearer <token>`. @default { enabled: true }
+   */
+  metrics: z
+    .object({ enabled: z.boolean().default(true), token: z.string().min(16).optional() })
+    .strict()
+    .default({ enabled: true }),
+  /**
+   * The web pages: the playground at `/` and the API reference (Swagger UI) at `/docs`, both
+   * served from this process (no CDN). Turned off, their package is not even loaded.
+   * Environment: `PIXPORT_PLAYGROUND`, `PIXPORT_DOCS` (`0`/`false`/`off` to disable).
+   * @default { playground: true, docs: true }
+   */
+  pages: z
+    .object({ playground: z.boolean().default(true), docs: z.boolean().default(true) })
+    .strict()
+    .default({ playground: true, docs: true }),
+  /** How often the retention sweep runs, ms (it also runs at start); 0 disables it. @default 1 hour */
+  retentionSweepIntervalMs: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(60 * 60 * 1000),
+});
 
 export type ServerConfig = z.output<typeof serverConfigSchema> & {
   publicBaseUrl: string;
@@ -641,4 +392,15 @@ export function resolveServerConfig(input: unknown): ServerConfig {
     publicBaseUrl,
     publicStorageBaseUrl: (config.publicStorageBaseUrl ?? publicBaseUrl).replace(/\/+$/, ""),
   };
+}
+
+/**
+ * The part of a server config that `@pixport/container` composes: every key of its schema, the
+ * server's own settings (listener, logging, shutdown) left out.
+ */
+export function containerConfigOf(config: ServerConfig): PixportContainerConfig {
+  const keys = Object.keys(pixportContainerConfigSchema.shape) as (keyof PixportContainerConfig)[];
+  return Object.fromEntries(
+    keys.filter((key) => config[key] !== undefined).map((key) => [key, config[key]]),
+  ) as PixportContainerConfig;
 }

@@ -1,6 +1,6 @@
 import { createVariantSigner, sign } from "@pixport/url-signer";
 import { describe, expect, it } from "vitest";
-import { createNodeVariantSigner } from "./node-signer.js";
+import { createNodeVariantSigner } from "../src/wiring/node-variant-signer.js";
 
 describe("createNodeVariantSigner", () => {
   it("signs exactly as @pixport/url-signer does, and verifies its signatures with every secret", async () => {
