@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { activeAllocator, forgetLauncherPreload } from "./allocator.js";
+import { activeAllocator, forgetLauncherPreload } from "../src/allocator.js";
 
 const maps = (library: string) =>
   [

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadServerConfig, resolveServerConfig } from "./config.js";
+import { loadServerConfig, resolveServerConfig } from "../src/config.js";
 
 describe("storage and metadata config", () => {
   it("defaults to the data directory for bytes and records", () => {

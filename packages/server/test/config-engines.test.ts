@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadServerConfig, resolveServerConfig } from "./config.js";
+import { loadServerConfig, resolveServerConfig } from "../src/config.js";
 
 describe("backgroundRemoval config", () => {
   it("defaults to the embedded sharp remover", () => {

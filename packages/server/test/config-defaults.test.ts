@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defaultPublicBaseUrl, loadServerConfig, resolveServerConfig } from "./config.js";
+import { defaultPublicBaseUrl, loadServerConfig, resolveServerConfig } from "../src/config.js";
 
 describe("the default public base URL follows the bound address", () => {
   it("uses the host the server is bound to, and localhost for every interface", () => {
@@ -26,7 +26,7 @@ describe("the default public base URL follows the bound address", () => {
 
 describe("config errors read as the operator wrote the value", () => {
   it("names the key, the expected value and what was given, from the environment and from objects", async () => {
-    const { loadServerConfig } = await import("./config.js");
+    const { loadServerConfig } = await import("../src/config.js");
     await expect(loadServerConfig({ environment: { PIXPORT_PORT: "abc" } })).rejects.toThrow(
       'Invalid configuration: port must be an integer between 0 and 65535, received "abc"',
     );
