@@ -22,8 +22,7 @@ export const serverConfigSchema = pixportContainerConfigSchema.extend({
   dataDir: z.string().min(1).default(".pixport-data"),
   /**
    * Where image bytes live: `fs` (the data directory) or `s3` (an S3 or S3-compatible bucket,
-   * configured under `s3`), for several stateless nodes. See the README section "Scale-out: S3 and
-   * Redis". @default "fs"
+   * configured under `s3`), for several stateless nodes. See docs/scale-out.md. @default "fs"
    */
   storage: z.enum(["fs", "s3"]).default("fs"),
   /**
