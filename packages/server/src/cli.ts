@@ -98,8 +98,9 @@ withStores(
       console.log(
         [
           "",
-          'First start: two API keys for the account "default". They are shown only once',
-          "(`pixport keys create` makes more):",
+          'First start: two API keys for the account "default". They are shown only once. More:',
+          "`npx pixport keys create --kind live --account NAME` where pixport is installed from npm,",
+          "`npx --yes pnpm@12 pixport keys create --kind live --account NAME` in a checkout:",
           "  live key: no monthly cap (you own this server), 100 requests a minute; use this one",
           `    ${initial.live.key}`,
           "  test key: 10 requests a minute, images carry a TEST mark and are kept 90 days",
