@@ -33,6 +33,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import sharp from "sharp";
 import { descendants, sampleTree, startChild, statusBytes } from "./lib.mjs";
+import { importPeer, resolvePeer } from "./peers/index.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -165,10 +166,11 @@ async function child(engine) {
   }
   if (engine === "imgly") {
     // IMG.LY's own Node package on the same IS-Net ("medium"), its own pre- and post-processing
-    // and session options, run on the workspace's onnxruntime-node and sharp (pnpm overrides).
-    const { removeBackground } = await import("@imgly/background-removal-node");
+    // and session options, on the onnxruntime-node and sharp versions the workspace uses
+    // (bench/peers/package.json overrides).
+    const { removeBackground } = await importPeer("@imgly/background-removal-node");
     // Its default publicPath is relative to the working directory: point it at its own files.
-    const entry = createRequire(import.meta.url).resolve("@imgly/background-removal-node");
+    const entry = resolvePeer("@imgly/background-removal-node");
     const publicPath = `file://${path.dirname(entry)}/`;
     const config = { model: "medium", output: { format: "image/png" }, publicPath };
     report(await medianOf(() => removeBackground(new Blob([image], { type: "image/jpeg" }), config)));

@@ -1,8 +1,10 @@
 // Reference for cache misses: IPX 3 (unjs/ipx, what Nuxt Image uses) serving /w_{width}/{file} from
 // a local directory, through its own node server.
 import { createServer } from "node:http";
-import { createIPX, createIPXNodeServer, ipxFSStorage } from "ipx";
 import { reportPeakRss } from "./lib.mjs";
+import { importPeer } from "./peers/index.mjs";
+
+const { createIPX, createIPXNodeServer, ipxFSStorage } = await importPeer("ipx");
 
 reportPeakRss();
 const ipx = createIPX({ storage: ipxFSStorage({ dir: process.argv[2] }) });

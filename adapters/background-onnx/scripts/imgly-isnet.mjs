@@ -1,14 +1,28 @@
 // Reassembles the IS-Net segmentation model that IMG.LY ships, in 4 MB chunks, inside the
 // `@imgly/background-removal-data` npm package, into one .onnx file, offline, from the installed
-// package. Test- and benchmark-only: the package is AGPL-3.0-licensed, a devDependency of
-// @pixport/background-onnx, and never bundled, published or redistributed by pixport.
+// package. Test- and benchmark-only: the package is AGPL-3.0-licensed, a benchmark peer installed
+// apart from the workspace (bench/peers, `npx --yes pnpm@12 bench:peers`), and never bundled,
+// published or redistributed by pixport.
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 
-const require = createRequire(import.meta.url);
+const peers = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../bench/peers");
+const require = createRequire(path.join(peers, "package.json"));
+
+/**
+ * Why the model cannot be built here (its package is not installed), or undefined when it can.
+ *
+ * @returns {string | undefined}
+ */
+export function imglyIsnetMissing() {
+  if (existsSync(path.join(peers, "node_modules/@imgly/background-removal-data/package.json")))
+    return undefined;
+  return "needs IMG.LY's IS-Net model, a benchmark peer: run `npx --yes pnpm@12 bench:peers` to install it";
+}
 
 /**
  * Returns the path of the reassembled model, building it under the OS temp directory on first use
