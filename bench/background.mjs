@@ -8,7 +8,7 @@
 // - library: @pixport/background-onnx's remove() (decode, resize, tensor, inference in its child
 //   process, mask back to full size, PNG);
 // - http: the same engine behind the prebuilt server (upload once, then remove-background);
-// - imgly: IMG.LY's @imgly/background-removal-node (AGPL, a bench-only dependency) on the same
+// - imgly: IMG.LY's @imgly/background-removal-node (AGPL, a benchmark peer in bench/peers) on the same
 //   model, installed with the workspace's sharp and onnxruntime-node (pnpm overrides: its own
 //   pins would download libvips at install);
 // - embedded: the default remover (@pixport/background-sharp) as a library.
