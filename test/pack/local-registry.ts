@@ -132,11 +132,13 @@ export async function startLocalRegistry(options: {
         return;
       }
       const key = `${name}@${version}`;
-      let bytes = "tarball" in entry.source ? entry.source.tarball : packed.get(key);
-      if (bytes === undefined) {
-        bytes = gzipDirectory(entry.source.dir);
+      const { source } = entry;
+      let bytes = "tarball" in source ? source.tarball : packed.get(key);
+      if (bytes === undefined && "dir" in source) {
+        bytes = gzipDirectory(source.dir);
         packed.set(key, bytes);
       }
+      if (bytes === undefined) throw new Error(`No tarball for ${key}`);
       served.add(key);
       response.writeHead(200, { "content-type": "application/octet-stream", "content-length": bytes.length });
       response.end(bytes);
