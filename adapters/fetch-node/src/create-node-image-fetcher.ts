@@ -10,10 +10,12 @@ import {
   ErrorCodes,
   type FetchedImage,
   formatBytes,
+  IMAGE_FORMATS,
   type ImageFetcher,
   type ImageFetchRequest,
   ImagePipelineError,
   isImagePipelineError,
+  MIME_TYPES,
   parseOptions,
   sniffImageFormat,
 } from "@pixport/core";
@@ -64,6 +66,9 @@ export const nodeImageFetcherOptionsSchema = z.object({
 });
 
 export type NodeImageFetcherOptions = z.input<typeof nodeImageFetcherOptionsSchema>;
+
+/** Every format pixport reads, so an origin that negotiates may answer with any of them. */
+const ACCEPTED_TYPES = IMAGE_FORMATS.map((format) => MIME_TYPES[format]).join(", ");
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
@@ -243,7 +248,7 @@ export function createNodeImageFetcher(options: NodeImageFetcherOptions = {}): I
         path: `${target.pathname}${target.search}`,
         headers: {
           Host: target.host,
-          Accept: "image/jpeg, image/png, image/webp",
+          Accept: ACCEPTED_TYPES,
           "Accept-Encoding": "identity",
           "User-Agent": config.userAgent,
           Connection: "close",

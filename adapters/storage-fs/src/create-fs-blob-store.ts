@@ -9,7 +9,9 @@ import {
   type BlobStore,
   ErrorCodes,
   ImagePipelineError,
+  MIME_TYPES,
 } from "@pixport/core";
+import { formatFromSpelling } from "@pixport/core/internal";
 import { z } from "zod";
 import {
   type FsPromises,
@@ -63,20 +65,14 @@ const storedMetadataSchema = z.object({ contentType: z.string(), cacheControl: z
 /** Sent when a blob file exists without its sidecar (placed by hand): bytes of unknown type. */
 const UNKNOWN_CONTENT_TYPE = "application/octet-stream";
 
-const TYPES_BY_EXTENSION: Readonly<Record<string, string>> = {
-  jpg: "image/jpeg",
-  jpeg: "image/jpeg",
-  png: "image/png",
-  webp: "image/webp",
-  json: "application/json",
-};
-
-/** The content type of a blob without a sidecar: from its file extension. */
+/** The content type of a blob without a sidecar: from its file extension (any spelling of an image format, or `.json`). */
 function derivedContentType(name: string): string {
   const dot = name.lastIndexOf(".");
-  return dot === -1
-    ? UNKNOWN_CONTENT_TYPE
-    : (TYPES_BY_EXTENSION[name.slice(dot + 1)] ?? UNKNOWN_CONTENT_TYPE);
+  if (dot === -1) return UNKNOWN_CONTENT_TYPE;
+  const extension = name.slice(dot + 1);
+  if (extension === "json") return "application/json";
+  const format = formatFromSpelling(extension);
+  return format === null ? UNKNOWN_CONTENT_TYPE : MIME_TYPES[format];
 }
 
 // O_NOFOLLOW makes opening a symbolic link fail with ELOOP; 0 where the platform lacks it (Windows).
@@ -87,7 +83,8 @@ const READ_NO_FOLLOW = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
  * hidden sidecar next to it (`<dir>/.<name>~meta.json`).
  *
  * - The sidecar is only written when the metadata does not follow from the file extension
- *   (`.jpg`/`.jpeg`/`.png`/`.webp`/`.json` with no `cacheControl`).
+ *   (an image format's extension, such as `.jpg`, `.jpeg`, `.gif` or `.tiff`, or `.json`, with no
+ *   `cacheControl`).
  * - Writes are crash-safe: sidecar first, then the bytes, each through temp file → `fsync` →
  *   `rename` → directory `fsync`. A file under its final name is always complete.
  * - Every path stays inside the root: keys are checked with `assertBlobKey` (and may not end with

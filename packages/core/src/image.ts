@@ -1,52 +1,162 @@
+/** What pixport knows about one image format: one row of {@link FORMAT_TABLE}. */
+export interface FormatInfo {
+  /** Media type of its bytes: downloads, blob metadata, public copies, variant responses. */
+  readonly mediaType: string;
+  /** File extension of its blob keys and public URLs (`images/{id}.{extension}`). */
+  readonly extension: string;
+  /** It can carry transparency. GIF can, with one fully transparent palette entry. */
+  readonly alpha: boolean;
+  /** It can carry an animation; a codec keeps one when it lists the format in `capabilities.animation`. */
+  readonly animation: boolean;
+  /** Browsers show it, so a variant URL may ask for it. */
+  readonly browser: boolean;
+  /** One of the original contract's three formats, which every codec is expected to write. */
+  readonly contract: boolean;
+}
+
 /**
- * Image formats pixport reads and writes. The list grows over time (the contract's three come
- * first); `jpg` is only an input alias. HEIF images coded with AV1 are read as `avif` (an AVIF file
- * is exactly that); HEIF coded with HEVC (most iPhone HEIC files) is refused, see
+ * The format table: every image format pixport reads and writes, in a fixed order (the contract's
+ * three first). Every other list of formats, media types and extensions derives from it, so a
+ * format that can be stored can also be published, served at its public URL, imported from that
+ * URL and named in requests. HEIF images coded with AV1 are read as `avif` (an AVIF file is exactly
+ * that); HEIF coded with HEVC (most iPhone HEIC files) is refused, see
  * {@link describeUnsupportedImage}.
  */
-export const IMAGE_FORMATS = ["jpeg", "png", "webp", "avif", "gif", "tiff"] as const;
-export type ImageFormat = (typeof IMAGE_FORMATS)[number];
+export const FORMAT_TABLE = {
+  jpeg: {
+    mediaType: "image/jpeg",
+    extension: "jpg",
+    alpha: false,
+    animation: false,
+    browser: true,
+    contract: true,
+  },
+  png: {
+    mediaType: "image/png",
+    extension: "png",
+    alpha: true,
+    animation: false,
+    browser: true,
+    contract: true,
+  },
+  webp: {
+    mediaType: "image/webp",
+    extension: "webp",
+    alpha: true,
+    animation: true,
+    browser: true,
+    contract: true,
+  },
+  avif: {
+    mediaType: "image/avif",
+    extension: "avif",
+    alpha: true,
+    animation: false,
+    browser: true,
+    contract: false,
+  },
+  gif: {
+    mediaType: "image/gif",
+    extension: "gif",
+    alpha: true,
+    animation: true,
+    browser: true,
+    contract: false,
+  },
+  tiff: {
+    mediaType: "image/tiff",
+    extension: "tiff",
+    alpha: true,
+    animation: false,
+    browser: false,
+    contract: false,
+  },
+} as const satisfies Record<string, FormatInfo>;
+
+/** A format pixport reads and writes. */
+export type ImageFormat = keyof typeof FORMAT_TABLE;
+
+/** Every format of {@link FORMAT_TABLE}, in its order (never empty, so it can feed `z.enum`). */
+export const IMAGE_FORMATS = Object.keys(FORMAT_TABLE) as unknown as readonly [ImageFormat, ...ImageFormat[]];
+
+type Flag = "animation" | "browser" | "contract";
+/** The formats whose row has `flag` set. */
+type FormatsWhere<F extends Flag> = {
+  [Format in ImageFormat]: (typeof FORMAT_TABLE)[Format][F] extends true ? Format : never;
+}[ImageFormat];
+
+const formatsWhere = <F extends Flag>(flag: F): readonly FormatsWhere<F>[] =>
+  IMAGE_FORMATS.filter((format): format is FormatsWhere<F> => FORMAT_TABLE[format][flag]);
 
 /** Formats that carry an animation; a codec keeps it when it lists the format in `capabilities.animation`. */
-export const ANIMATED_FORMATS: readonly ImageFormat[] = ["gif", "webp"];
+export const ANIMATED_FORMATS: readonly ImageFormat[] = formatsWhere("animation");
+
+/** Formats browsers show: what a variant URL may ask for. */
+export const BROWSER_FORMATS = formatsWhere("browser");
+
+/** The original contract's formats (`jpeg`, `png`, `webp`): every codec is expected to write them. */
+export const CONTRACT_FORMATS = formatsWhere("contract");
 
 /** MIME type per format, used for downloads, blob metadata and public copies. */
-export const MIME_TYPES: Readonly<Record<ImageFormat, string>> = {
-  jpeg: "image/jpeg",
-  png: "image/png",
-  webp: "image/webp",
-  avif: "image/avif",
-  gif: "image/gif",
-  tiff: "image/tiff",
-};
+export const MIME_TYPES: Readonly<Record<ImageFormat, string>> = Object.fromEntries(
+  IMAGE_FORMATS.map((format) => [format, FORMAT_TABLE[format].mediaType]),
+) as Record<ImageFormat, string>;
 
 /** File extension per format (public URLs and blob keys). */
-export const FILE_EXTENSIONS: Readonly<Record<ImageFormat, string>> = {
-  jpeg: "jpg",
-  png: "png",
-  webp: "webp",
-  avif: "avif",
-  gif: "gif",
-  tiff: "tiff",
-};
+export const FILE_EXTENSIONS: Readonly<Record<ImageFormat, string>> = Object.fromEntries(
+  IMAGE_FORMATS.map((format) => [format, FORMAT_TABLE[format].extension]),
+) as Record<ImageFormat, string>;
+
+/** A name or file extension of one of `Format` (`jpeg`, `jpg`, `png`, ...). */
+export type FormatSpelling<Format extends ImageFormat = ImageFormat> =
+  | Format
+  | (typeof FORMAT_TABLE)[Format]["extension"];
 
 /**
- * Whether the format can carry transparency. GIF can, with one fully transparent palette entry
- * (translucent pixels become opaque or transparent).
+ * Every spelling of `formats` a request or URL may use, in table order: each format's name, then
+ * the extensions that differ from their names (`jpeg, png, ..., jpg`). One format's spellings are
+ * its name and then its extension.
  */
+export function formatSpellings<Format extends ImageFormat>(
+  formats: readonly Format[],
+): [FormatSpelling<Format>, ...FormatSpelling<Format>[]] {
+  const aliases = formats
+    .filter((format) => FORMAT_TABLE[format].extension !== format)
+    .map((format) => FORMAT_TABLE[format].extension);
+  return [...formats, ...aliases] as [FormatSpelling<Format>, ...FormatSpelling<Format>[]];
+}
+
+/**
+ * The format a name or file extension spells (`jpg` and `jpeg` are both `jpeg`), or `null`.
+ * Case-sensitive: URLs and request fields use lowercase.
+ */
+export function formatFromSpelling(spelling: string): ImageFormat | null {
+  for (const format of IMAGE_FORMATS) {
+    if (spelling === format || spelling === FILE_EXTENSIONS[format]) return format;
+  }
+  return null;
+}
+
+/** Whether the format can carry transparency (every format but JPEG; GIF through its palette). */
 export function formatHasAlpha(format: ImageFormat): boolean {
-  return format !== "jpeg";
+  return FORMAT_TABLE[format].alpha;
+}
+
+/** Human list of `formats` for messages and docs: `jpeg, png, webp, avif, gif or tiff`. */
+export function formatList(formats: readonly ImageFormat[]): string {
+  return formats.length < 2 ? formats.join("") : `${formats.slice(0, -1).join(", ")} or ${formats.at(-1)}`;
 }
 
 /** Human list of the accepted formats for messages: `jpeg, png, webp, avif, gif or tiff`. */
-export const FORMAT_LIST = `${IMAGE_FORMATS.slice(0, -1).join(", ")} or ${IMAGE_FORMATS.at(-1)}`;
+export const FORMAT_LIST = formatList(IMAGE_FORMATS);
 
 /**
  * The accepted formats in a 422 message, starting with the contract's own words (`a jpeg, png or
  * webp file`) so clients that match them keep working, then the formats pixport adds.
  */
 export function acceptedFormats(noun: "file" | "image"): string {
-  return `a jpeg, png or webp ${noun} (or ${IMAGE_FORMATS.slice(3, -1).join(", ")} or ${IMAGE_FORMATS.at(-1)})`;
+  const added = IMAGE_FORMATS.filter((format) => !FORMAT_TABLE[format].contract);
+  return `a ${formatList(CONTRACT_FORMATS)} ${noun} (or ${formatList(added)})`;
 }
 
 /**

@@ -24,7 +24,13 @@ export {
 } from "./ids.js";
 export {
   ANIMATED_FORMATS,
+  BROWSER_FORMATS,
   FILE_EXTENSIONS,
+  FORMAT_TABLE,
+  type FormatInfo,
+  type FormatSpelling,
+  formatList,
+  formatSpellings,
   IMAGE_FORMATS,
   IMAGE_ID_PATTERN,
   type Image,

@@ -28,6 +28,7 @@ export {
   blobKeyFor,
   describeUnsupportedImage,
   FORMAT_LIST,
+  formatFromSpelling,
   formatHasAlpha,
   toImage,
 } from "./image.js";

@@ -1,4 +1,5 @@
 import { ErrorCodes, ImagePipelineError, isImagePipelineError } from "./errors.js";
+import { CONTRACT_FORMATS } from "./image.js";
 import { createJobRunner } from "./job-runner.js";
 import type { Limits } from "./limits.js";
 import { authenticate } from "./operations/authenticate.js";
@@ -130,8 +131,8 @@ export function createImagePipeline(
 ): ImagePipeline {
   const settings = parseOptions(imagePipelineOptionsSchema, options, "pipeline");
   const context = resolvePipelineContext(deps, settings);
-  const missing = ["jpeg", "png", "webp"].filter(
-    (format) => !context.codec.capabilities.outputFormats.includes(format as never),
+  const missing = CONTRACT_FORMATS.filter(
+    (format) => !context.codec.capabilities.outputFormats.includes(format),
   );
   if (missing.length > 0) {
     context.logger.warn?.(`codec ${context.codec.name} cannot encode: ${missing.join(", ")}`);

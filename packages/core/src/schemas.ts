@@ -1,6 +1,12 @@
 import { z } from "zod";
 import { type ValidationIssue, validationError } from "./errors.js";
-import { IMAGE_ID_PATTERN } from "./image.js";
+import {
+  formatFromSpelling,
+  formatSpellings,
+  IMAGE_FORMATS,
+  IMAGE_ID_PATTERN,
+  type ImageFormat,
+} from "./image.js";
 import { parseColor } from "./transforms/color.js";
 
 /*
@@ -67,8 +73,8 @@ export const listImagesSchema = z.object({
 export const mirrorSchema = z.object({ mode: oneOf(["horizontal", "vertical", "both"]), ...optionalName });
 
 export const convertSchema = z.object({
-  format: oneOf(["jpeg", "png", "webp", "avif", "gif", "tiff", "jpg"]).transform((value) =>
-    value === "jpg" ? "jpeg" : value,
+  format: oneOf(formatSpellings(IMAGE_FORMATS)).transform(
+    (value) => formatFromSpelling(value) as ImageFormat,
   ),
   /** @default 100 */
   quality: integerBetween(1, 100).default(100),

@@ -122,10 +122,20 @@ describe("origin policy: accepted URLs", () => {
       ok: true,
       source: { kind: "storage", keys: [`images/${id}.jpg`] },
     });
+    // Without an extension: a copy in any stored format (what the public-file route answers).
     expect(storage(`http://localhost:3000/images/${id}`)).toEqual({
       ok: true,
-      source: { kind: "storage", keys: ["jpg", "png", "webp"].map((ext) => `images/${id}.${ext}`) },
+      source: {
+        kind: "storage",
+        keys: ["jpg", "png", "webp", "avif", "gif", "tiff"].map((ext) => `images/${id}.${ext}`),
+      },
     });
+    for (const ext of ["gif", "avif", "tiff", "GIF"]) {
+      expect(storage(`http://localhost:3000/images/${id}.${ext}`), ext).toEqual({
+        ok: true,
+        source: { kind: "storage", keys: [`images/${id}.${ext.toLowerCase()}`] },
+      });
+    }
     expect(storage("https://storage.img-processing.com/og-image.jpg")).toEqual({
       ok: true,
       source: { kind: "storage", keys: ["og-image.jpg"] },

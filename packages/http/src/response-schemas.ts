@@ -1,4 +1,4 @@
-import { IMAGE_FORMATS, IMAGE_ID_PATTERN, uploadImageSchema } from "@pixport/core";
+import { formatList, IMAGE_FORMATS, IMAGE_ID_PATTERN, uploadImageSchema } from "@pixport/core";
 import { z } from "zod";
 
 /*
@@ -140,7 +140,7 @@ export const validationErrorSchema = z
 export const uploadImageFormSchema = uploadImageSchema.extend({
   image: z.string().meta({
     contentMediaType: "application/octet-stream",
-    description: "A jpeg, png or webp file (detected from the bytes), at most 20 MB by default.",
+    description: `A ${formatList(IMAGE_FORMATS)} file (detected from the bytes), at most 20 MB by default.`,
   }),
 });
 

@@ -1,6 +1,6 @@
 import type { BlobStore, Logger } from "@pixport/core";
-import { FILE_EXTENSIONS, IMAGE_FORMATS, IMAGE_ID_PATTERN } from "@pixport/core";
-import { publicKeyFor } from "@pixport/core/internal";
+import { IMAGE_FORMATS, IMAGE_ID_PATTERN } from "@pixport/core";
+import { formatFromSpelling, publicKeyFor } from "@pixport/core/internal";
 import { errorBody } from "@pixport/http";
 import type { Express, Request, Response } from "express";
 
@@ -10,7 +10,8 @@ export function mountPublicFiles(app: Express, store: BlobStore, log: Logger): v
   app.head("/images/:file", servePublicImage(store, log));
 }
 
-const PUBLIC_FILE = /^(image_[a-zA-Z0-9]{24})(?:\.(jpg|jpeg|png|webp))?$/;
+// Any stored format's extension or name (`.jpg` and `.jpeg`); which ones is the format table's say.
+const PUBLIC_FILE = /^(image_[a-zA-Z0-9]{24})(?:\.([a-z]+))?$/;
 
 /**
  * Serves published copies without a key: long-lived cache headers (bytes under a URL never change),
@@ -27,11 +28,10 @@ export function servePublicImage(store: BlobStore, log: Logger) {
     };
     if (match === null || !IMAGE_ID_PATTERN.test(match[1] ?? "")) return notFound();
     const id = match[1] as string;
-    const requested = match[2] === "jpeg" ? "jpg" : match[2];
+    const requested = match[2] === undefined ? undefined : formatFromSpelling(match[2]);
+    if (requested === null) return notFound();
     try {
-      const formats = IMAGE_FORMATS.filter(
-        (format) => requested === undefined || FILE_EXTENSIONS[format] === requested,
-      );
+      const formats = requested === undefined ? IMAGE_FORMATS : [requested];
       for (const format of formats) {
         const key = publicKeyFor(id, format);
         const info = await store.stat(key);

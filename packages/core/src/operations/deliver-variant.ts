@@ -16,6 +16,7 @@ import {
   parseTokens,
   splitFile,
   tokenKey,
+  variantExtensions,
   variantSteps,
 } from "./variant-url.js";
 
@@ -65,7 +66,7 @@ export interface DeliveredVariant {
 export const signedUrlSchema = z.object({
   /** Comma-separated modifiers, e.g. `w_800,fit_cover,h_600`. */
   modifiers: z.string().max(500).optional(),
-  format: z.enum(["jpeg", "jpg", "png", "webp", "avif", "gif", "auto"]).default("auto"),
+  format: z.enum(variantExtensions()).default("auto"),
   /** Seconds until the URL expires: 1 s to 7 days. @default 3600 */
   expires_in: z
     .number()
@@ -160,7 +161,7 @@ export function createVariantDelivery(
   async function deliver(request: VariantRequest): Promise<DeliveredVariant> {
     const parts = splitFile(request.file);
     const imageId = parseAll([[imagePathSchema, { image_id: request.imageId }]] as const)[0].image_id;
-    if (parts === null || !(EXTENSIONS as readonly string[]).includes(parts.ext)) {
+    if (parts === null || !EXTENSIONS.includes(parts.ext)) {
       throw validationError([{ path: request.file, message: `must end with .${EXTENSIONS.join(", .")}` }]);
     }
     const ext = parts.ext as Extension;

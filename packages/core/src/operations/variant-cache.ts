@@ -1,4 +1,4 @@
-import { FILE_EXTENSIONS, type ImageFormat, MIME_TYPES } from "../image.js";
+import { formatFromSpelling, MIME_TYPES } from "../image.js";
 import type { BlobStore } from "../ports/blob-store.js";
 import type { VariantCache } from "../ports/variant-cache.js";
 
@@ -116,8 +116,6 @@ export function createBlobVariantCache(
 /** The content type of a cached variant from its key's extension. */
 function contentTypeOf(name: string): string {
   const extension = name.slice(name.lastIndexOf(".") + 1);
-  const format = (Object.keys(FILE_EXTENSIONS) as ImageFormat[]).find(
-    (candidate) => FILE_EXTENSIONS[candidate] === extension,
-  );
-  return format === undefined ? "application/octet-stream" : MIME_TYPES[format];
+  const format = formatFromSpelling(extension);
+  return format === null ? "application/octet-stream" : MIME_TYPES[format];
 }

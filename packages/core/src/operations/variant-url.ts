@@ -1,5 +1,13 @@
 import { validationError } from "../errors.js";
-import { formatHasAlpha, type ImageFormat, type ImageRecord } from "../image.js";
+import {
+  BROWSER_FORMATS,
+  type FormatSpelling,
+  formatFromSpelling,
+  formatHasAlpha,
+  formatSpellings,
+  type ImageFormat,
+  type ImageRecord,
+} from "../image.js";
 import { POSITIONS } from "../schemas.js";
 import { BLACK, parseColor, type Rgba, TRANSPARENT } from "../transforms/color.js";
 import { blurSteps, planOutputSize, rotatedSize, type Size, stepOutputSize } from "../transforms/plan.js";
@@ -13,8 +21,13 @@ import type { PipelineContext } from "./context.js";
  * chosen (`auto` from `Accept`).
  */
 
-export const EXTENSIONS = ["jpeg", "jpg", "png", "webp", "avif", "gif", "auto"] as const;
-export type Extension = (typeof EXTENSIONS)[number];
+/** What a variant URL may end with: every spelling of a format browsers show, or `auto`. */
+export function variantExtensions(): [Extension, ...Extension[]] {
+  const [first, ...rest] = BROWSER_FORMATS.flatMap((format) => formatSpellings([format]));
+  return first === undefined ? ["auto"] : [first, ...rest, "auto"];
+}
+export const EXTENSIONS: readonly string[] = variantExtensions();
+export type Extension = FormatSpelling<(typeof BROWSER_FORMATS)[number]> | "auto";
 const FITS = ["fill", "contain", "cover", "inside"] as const;
 
 /** Parsed modifiers. */
@@ -246,7 +259,7 @@ export function chooseFormat(
   context: PipelineContext,
 ): { format: ImageFormat; auto: boolean } {
   const { outputFormats, animation = [] } = context.codec.capabilities;
-  if (ext !== "auto") return { format: ext === "jpg" ? "jpeg" : ext, auto: false };
+  if (ext !== "auto") return { format: formatFromSpelling(ext) as ImageFormat, auto: false };
   const animated = (source.frames ?? 1) > 1;
   if (animated) {
     if (accepts(accept, "image/webp") && animation.includes("webp")) return { format: "webp", auto: true };

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { type ErrorCode, ErrorCodes } from "../errors.js";
+import { FILE_EXTENSIONS, formatFromSpelling, IMAGE_FORMATS } from "../image.js";
 import { parseOptions } from "../options.js";
 import { BLOB_KEY_PATTERN } from "../ports/blob-store.js";
 import { hostMatches, hostPatternProblem, normalizeHostName } from "./host-pattern.js";
@@ -131,7 +132,7 @@ function parseStorageBase(value: string): StorageBase {
   return { protocol: url.protocol, host, port: url.port, prefix: url.pathname.replace(/\/+$/, "") };
 }
 
-const IMAGE_KEY = /^(images\/image_[a-z0-9]{24})(?:\.(jpg|jpeg|png|webp))?$/i;
+const IMAGE_KEY = /^(images\/image_[a-z0-9]{24})(?:\.([a-z]+))?$/i;
 
 /** The public-store keys a path under a storage base may name, or `null` when it names none. */
 function storageKeys(rest: string): string[] | null {
@@ -142,12 +143,13 @@ function storageKeys(rest: string): string[] | null {
     return null;
   }
   const image = IMAGE_KEY.exec(key);
-  if (image !== null) {
-    // Published copies are `images/{id}.{ext}`; the server also answers `/images/{id}` and `.jpeg`.
+  const format = image?.[2] === undefined ? undefined : formatFromSpelling(image[2].toLowerCase());
+  if (image !== null && format !== null) {
+    // Published copies are `images/{id}.{ext}`; the server also answers `/images/{id}` and every
+    // other spelling of a format (`.jpeg`).
     const stem = (image[1] as string).toLowerCase();
-    const extension = image[2]?.toLowerCase();
-    if (extension === undefined) return ["jpg", "png", "webp"].map((ext) => `${stem}.${ext}`);
-    return [`${stem}.${extension === "jpeg" ? "jpg" : extension}`];
+    const formats = format === undefined ? IMAGE_FORMATS : [format];
+    return formats.map((candidate) => `${stem}.${FILE_EXTENSIONS[candidate]}`);
   }
   if (key.length > 512 || key.includes("//") || !BLOB_KEY_PATTERN.test(key)) return null;
   return [key];

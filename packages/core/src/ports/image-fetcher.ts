@@ -41,7 +41,8 @@ export interface FetchedImage {
  *   embeddings are refused before any connection, so DNS rebinding cannot redirect a checked name.
  * - Redirects are followed manually, at most `maxRedirects`, each one passed to `checkRedirect`.
  * - `maxBytes` is enforced while streaming on decoded bytes; `Content-Length` is never trusted.
- * - The body must start like a jpeg, png or webp file, whatever the declared content type says.
+ * - The body must start like an image of a format pixport reads (`IMAGE_FORMATS`), whatever the
+ *   declared content type says.
  * - Failures throw `ImagePipelineError` with `URL_NOT_ALLOWED`, `SOURCE_UNREACHABLE`,
  *   `SOURCE_TIMEOUT`, `SOURCE_NOT_ACCESSIBLE` (4xx), `SOURCE_ERROR` (5xx, protocol, TLS, too many
  *   redirects), `IMAGE_TOO_LARGE` or `INVALID_IMAGE`. Their `message` is shown to the client after

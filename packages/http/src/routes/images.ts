@@ -1,6 +1,10 @@
 import {
+  BROWSER_FORMATS,
   type Caller,
   ErrorCodes,
+  formatList,
+  formatSpellings,
+  IMAGE_FORMATS,
   type Image,
   ImagePipelineError,
   imagePathSchema,
@@ -243,11 +247,12 @@ export const imageRoutes: readonly OwnRoute[] = [
     method: "GET",
     path: "/v/{signature}/{image_id}/{variant}",
     summary:
-      "A variant of a published image at a signed, cacheable URL: `{variant}` is `{modifiers}.{ext}` with comma-separated modifiers (w_, h_, fit_, pos_, dpr_, q_, rot_, flip_, blur_, crop_x1:y1:x2:y2, bg_, p_, exp_) and ext jpeg, jpg, png, webp, avif, gif or auto (chosen from Accept). No key; HEAD answers the headers.",
+      "A variant of a published image at a signed, cacheable URL: `{variant}` is `{modifiers}.{ext}` with comma-separated modifiers (w_, h_, fit_, pos_, dpr_, q_, rot_, flip_, blur_, crop_x1:y1:x2:y2, bg_, p_, exp_) and ext " +
+      `${BROWSER_FORMATS.flatMap((format) => formatSpellings([format])).join(", ")} or auto (chosen from Accept). No key; HEAD answers the headers.`,
     auth: false,
     body: "none",
     paramsSchema: variantPathSchema,
-    responseMediaTypes: ["image/jpeg", "image/png", "image/webp", "image/avif", "image/gif"],
+    responseMediaTypes: BROWSER_FORMATS.map((format) => MIME_TYPES[format]),
     successStatus: 200,
     invoke: async (context) => {
       // One spelling per variant (a CDN keys its cache by the URL as sent): no trailing slash and
@@ -348,7 +353,7 @@ export const imageRoutes: readonly OwnRoute[] = [
     invoke: (context) => context.pipeline.unpublishImage(context.caller, imageIdOf(context)).then(image(201)),
   },
   imageRoute("mirrorImage", "Mirror an image horizontally, vertically or both."),
-  imageRoute("convertImage", "Convert an image to jpeg, png or webp."),
+  imageRoute("convertImage", `Convert an image to ${formatList(IMAGE_FORMATS)}.`),
   imageRoute("resizeImage", "Resize an image (fill, contain, cover)."),
   imageRoute(
     "transformImage",
