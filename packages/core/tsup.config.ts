@@ -1,7 +1,7 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: ["src/index.ts", "src/internal.ts"],
+  entry: ["src/index.ts", "src/adapter-kit.ts", "src/internal.ts"],
   format: ["esm"],
   dts: true,
   sourcemap: true,

@@ -9,8 +9,9 @@
  */
 import { createJimpCodec } from "@pixport/codec-jimp";
 import { createSharpCodec } from "@pixport/codec-sharp";
-import type { ImageCodec, ImageFormat, OverlayLayer, Rgba, TransformStep } from "@pixport/core";
-import { stepOutputSize } from "@pixport/core";
+import type { ImageCodec, ImageFormat } from "@pixport/core";
+import type { OverlayLayer, Rgba, TransformStep } from "@pixport/core/adapter-kit";
+import { stepOutputSize } from "@pixport/core/adapter-kit";
 import {
   Colors,
   decodeRaw,

@@ -1,11 +1,6 @@
 import { resolve, Tokens } from "@pixport/container";
-import {
-  FILE_EXTENSIONS,
-  IMAGE_FORMATS,
-  type ImageFormat,
-  MIME_TYPES,
-  sniffImageFormat,
-} from "@pixport/core";
+import { IMAGE_FORMATS, type ImageFormat, sniffImageFormat } from "@pixport/core";
+import { FILE_EXTENSIONS, MIME_TYPES } from "@pixport/core/adapter-kit";
 import sharp from "sharp";
 import { beforeAll, describe, expect, it } from "vitest";
 import { CODECS, call, decode, isClose, mean, newKey, quadrants, useServer } from "./harness.js";

@@ -33,28 +33,7 @@ describe("package manifests", () => {
   });
 });
 
-describe("the surface of @pixport/core", () => {
-  it("exports fewer names than the 209 of issue 14; internals live in @pixport/core/internal", async () => {
-    const names = (file: string) =>
-      [...readFileSync(path.join(root, file), "utf8").matchAll(/export\s*(?:type\s*)?\{([^}]*)\}/g)].flatMap(
-        (match) =>
-          match[1]!
-            .split(",")
-            .map((name) => name.trim().replace(/^type\s+/, ""))
-            .filter(Boolean),
-      );
-    const publicNames = names("packages/core/src/index.ts");
-    const internalNames = names("packages/core/src/internal.ts");
-    console.log(
-      `@pixport/core exports ${publicNames.length} names (@pixport/core/internal: ${internalNames.length})`,
-    );
-    expect(publicNames.length).toBeLessThan(209);
-    expect(internalNames.filter((name) => publicNames.includes(name))).toEqual([]);
-    // Every runtime value of the internal entry really is exported by it.
-    const internal = await import("@pixport/core/internal");
-    expect(Object.keys(internal).length).toBeGreaterThan(20);
-  });
-});
+// The entries of @pixport/core and who may import which: test/repo/core-exports.test.ts.
 
 describe("error catalog", () => {
   it("maps every code to a status and documents it in docs/errors.md, both ways", () => {

@@ -1,8 +1,9 @@
 import { rm } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import type { BackgroundRemovalOptions, BackgroundRemovalRequest } from "@pixport/core";
-import { ErrorCodes, ImagePipelineError, parseOptions } from "@pixport/core";
-import type { CutoutPixels } from "@pixport/core/internal";
+import { ErrorCodes, ImagePipelineError } from "@pixport/core";
+import type { CutoutPixels } from "@pixport/core/adapter-kit";
+import { parseOptions } from "@pixport/core/adapter-kit";
 import type { InferenceSession } from "onnxruntime-node";
 import sharp from "sharp";
 import { cutoutPng, decodeCutoutPixels, openRequestImage, type RequestImage } from "./cutout.js";

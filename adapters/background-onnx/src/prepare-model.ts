@@ -1,6 +1,7 @@
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { sweepOwnerlessDirectories } from "@pixport/core/adapter-kit";
 import type { InferenceSession } from "onnxruntime-node";
 import { firstReply, forkInference, RUNTIME_PATH } from "./inference-env.js";
 
@@ -35,19 +36,21 @@ export async function prepareModel(
 
 /** Removes prepared models left by processes that no longer run (a crash skips `close()`). */
 async function sweepTemporaryDirectories(): Promise<void> {
-  const entries = await readdir(tmpdir()).catch(() => [] as string[]);
-  await Promise.all(
-    entries.map(async (name) => {
-      if (!name.startsWith(TEMP_PREFIX)) return;
-      const pid = Number(name.slice(TEMP_PREFIX.length).split("-")[0]);
-      if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return;
-      try {
-        process.kill(pid, 0);
-        return; // still running
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "ESRCH") return;
-      }
-      await rm(path.join(tmpdir(), name), { recursive: true, force: true });
-    }),
-  );
+  await sweepOwnerlessDirectories({
+    prefix: TEMP_PREFIX,
+    pid: process.pid,
+    list: () => readdir(tmpdir()).catch(() => []),
+    remove: (name) => rm(path.join(tmpdir(), name), { recursive: true, force: true }),
+    isRunning: processIsRunning,
+  });
+}
+
+/** `process.kill(pid, 0)`: gone on `ESRCH`, unknown (kept) on any other error. */
+function processIsRunning(pid: number): boolean | null {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ESRCH" ? false : null;
+  }
 }

@@ -1,9 +1,5 @@
-import {
-  type BackgroundRemovalOptions,
-  type BackgroundRemovalRequest,
-  type BackgroundRemover,
-  parseOptions,
-} from "@pixport/core";
+import type { BackgroundRemovalOptions, BackgroundRemovalRequest, BackgroundRemover } from "@pixport/core";
+import { parseOptions } from "@pixport/core/adapter-kit";
 import sharp from "sharp";
 import { z } from "zod";
 import { cutoutPng, openRequestImage } from "./cutout.js";

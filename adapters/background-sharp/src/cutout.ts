@@ -4,7 +4,7 @@ import {
   checkRemovalImageSize,
   lowerAlpha,
   undecodableRemovalImage,
-} from "@pixport/core/internal";
+} from "@pixport/core/adapter-kit";
 import sharp, { type Sharp } from "sharp";
 
 /** A {@link BackgroundRemovalRequest}'s image, opened and checked (see {@link openRequestImage}). */

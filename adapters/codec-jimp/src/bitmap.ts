@@ -1,4 +1,4 @@
-import type { Rgba } from "@pixport/core";
+import type { Rgba } from "@pixport/core/adapter-kit";
 
 /** jimp's bitmap: RGBA, 8 bits per channel, rows top to bottom, no padding. */
 export interface Bitmap {

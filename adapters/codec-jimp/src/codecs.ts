@@ -1,10 +1,11 @@
 import jpeg from "@jimp/js-jpeg";
 import png from "@jimp/js-png";
 import type { ImageFormat } from "@pixport/core";
-import { type Rgba, sniffImageFormat } from "@pixport/core";
-import { FORMAT_LIST } from "@pixport/core/internal";
+import { sniffImageFormat } from "@pixport/core";
+import type { Rgba } from "@pixport/core/adapter-kit";
+import { FORMAT_LIST, imageTooLarge, invalidImage, unsupportedOperation } from "@pixport/core/adapter-kit";
 import { applyOrientation, type Bitmap, flatten, isOpaque } from "./bitmap.js";
-import { asBuffer, invalidImage, tooLarge, translateDecodeError, unsupported } from "./errors.js";
+import { asBuffer, translateDecodeError } from "./errors.js";
 import { decodeAvif, encodeAvif } from "./formats/avif.js";
 import { decodeGif, encodeGif, type Frames } from "./formats/gif.js";
 import { decodeTiff, encodeTiff } from "./formats/tiff.js";
@@ -42,9 +43,9 @@ export function checkHeader(bytes: Buffer, maxPixels: number, what: string): Che
   const header = readHeader(bytes, format);
   if (header === null) throw invalidImage(`${what} has a malformed or truncated ${format} header.`);
   if (header.width * header.height * (header.frames ?? 1) > maxPixels) {
-    throw tooLarge(what, header.width, header.height * (header.frames ?? 1), maxPixels);
+    throw imageTooLarge(what, header.width, header.height * (header.frames ?? 1), maxPixels);
   }
-  if (header.unsupported !== undefined) throw unsupported(header.unsupported);
+  if (header.unsupported !== undefined) throw unsupportedOperation(header.unsupported);
   const turned = header.orientation >= 5;
   return {
     ...header,

@@ -9,22 +9,21 @@ import type {
   ImageFormat,
   ImageHeader,
   ImageSample,
-  OverlayLayer,
   TransformRequest,
-  TransformStep,
 } from "@pixport/core";
+import { ErrorCodes, IMAGE_FORMATS, ImagePipelineError, sniffImageFormat } from "@pixport/core";
+import type { OverlayLayer, TransformStep } from "@pixport/core/adapter-kit";
 import {
   defineImageCodec,
-  ErrorCodes,
-  IMAGE_FORMATS,
-  ImagePipelineError,
-  sniffImageFormat,
+  imageTooLarge,
+  NOT_KEPT,
+  SourceCache,
   TRANSFORM_STEP_TYPES,
-} from "@pixport/core";
-import { NOT_KEPT, SourceCache } from "@pixport/core/internal";
+  unsupportedOperation,
+} from "@pixport/core/adapter-kit";
 import { type Bitmap, crop, isOpaque, mirror } from "./bitmap.js";
 import { checkHeader, decode, decodeFrames, encodeFrames } from "./codecs.js";
-import { asBuffer, tooLarge, unsupported } from "./errors.js";
+import { asBuffer } from "./errors.js";
 import { readHeader } from "./header.js";
 import { type JimpImageCodecOptions, parseJimpImageCodecOptions } from "./options.js";
 import { JimpWorkerPool } from "./pool.js";
@@ -285,7 +284,9 @@ async function runStep(bitmap: Bitmap, step: TransformStep, maxPixels: number): 
     }
     default: {
       const unknown: never = step;
-      throw unsupported(`The jimp codec cannot run the ${String((unknown as { type: string }).type)} step.`);
+      throw unsupportedOperation(
+        `The jimp codec cannot run the ${String((unknown as { type: string }).type)} step.`,
+      );
     }
   }
 }
@@ -302,7 +303,7 @@ async function drawLayer(base: Bitmap, layer: OverlayLayer, index: number, maxPi
   const visibleY = tilesY || (top < base.height && top + height > 0);
   if (opacity === 0 || !visibleX || !visibleY) return;
   // The scaled overlay is held in memory whole: cap it like a decoded input.
-  if (width * height > maxPixels) throw tooLarge(`Overlay ${index} scaled`, width, height, maxPixels);
+  if (width * height > maxPixels) throw imageTooLarge(`Overlay ${index} scaled`, width, height, maxPixels);
   const decoded = await decode(layer.input, maxPixels, `Overlay ${index}`);
   drawOver(base, scale(decoded, width, height), left, top, opacity, layer.repeat);
 }

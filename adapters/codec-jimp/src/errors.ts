@@ -1,4 +1,5 @@
-import { ErrorCodes, ImagePipelineError, isImagePipelineError } from "@pixport/core";
+import { isImagePipelineError } from "@pixport/core";
+import { invalidImage } from "@pixport/core/adapter-kit";
 
 /**
  * Wraps caller bytes as a Buffer without copying. Anything but a `Uint8Array` is refused: jimp's
@@ -11,24 +12,6 @@ export function asBuffer(input: unknown, name: string): Buffer {
     throw new TypeError(`Expected Uint8Array for ${name}, received ${received}`);
   }
   return Buffer.isBuffer(input) ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength);
-}
-
-/** `INVALID_IMAGE` with a message that names the input. */
-export function invalidImage(message: string, cause?: unknown): ImagePipelineError {
-  return new ImagePipelineError(ErrorCodes.INVALID_IMAGE, message, cause === undefined ? {} : { cause });
-}
-
-/** `UNSUPPORTED_OPERATION`: the input or request is valid, but the jimp codec cannot do it. */
-export function unsupported(message: string): ImagePipelineError {
-  return new ImagePipelineError(ErrorCodes.UNSUPPORTED_OPERATION, message);
-}
-
-/** `IMAGE_TOO_LARGE` for `pixels` over `limit`, raised before anything is decoded. */
-export function tooLarge(what: string, width: number, height: number, limit: number): ImagePipelineError {
-  return new ImagePipelineError(
-    ErrorCodes.IMAGE_TOO_LARGE,
-    `${what} is ${width} x ${height} pixels, over the decoder's limit of ${limit} pixels (limits.maxInputPixels).`,
-  );
 }
 
 /**

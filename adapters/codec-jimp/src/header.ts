@@ -1,5 +1,5 @@
 import type { ImageFormat } from "@pixport/core";
-import { readImageHeader, type StoredHeader } from "@pixport/core/internal";
+import { readImageHeader, type StoredHeader } from "@pixport/core/adapter-kit";
 
 /** A header as the jimp codec reads it: what it declares, and why jimp cannot decode it. */
 export interface JimpHeader extends StoredHeader {

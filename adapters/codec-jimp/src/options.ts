@@ -1,4 +1,4 @@
-import { parseOptions } from "@pixport/core";
+import { parseOptions } from "@pixport/core/adapter-kit";
 import { z } from "zod";
 
 /** Options of {@link createJimpCodec}, parsed once at construction. */

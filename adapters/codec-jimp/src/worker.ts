@@ -1,6 +1,6 @@
 // Entry of the jimp codec's worker threads (built to dist/worker.js; see pool.ts).
 import { parentPort, workerData } from "node:worker_threads";
-import { SourceCache } from "@pixport/core/internal";
+import { SourceCache } from "@pixport/core/adapter-kit";
 import type { Bitmap } from "./bitmap.js";
 import { sampleInThread, transformInThread } from "./create-jimp-codec.js";
 import { serializeError, type WorkerAnswer, type WorkerJob, type WorkerSettings } from "./pool.js";

@@ -1,5 +1,6 @@
 import { createJimpCodec, jimpImageCodecOptionsSchema } from "@pixport/codec-jimp";
-import { type DecodeLimits, ErrorCodes, isImagePipelineError, type TransformStep } from "@pixport/core";
+import { type DecodeLimits, ErrorCodes, isImagePipelineError } from "@pixport/core";
+import type { TransformStep } from "@pixport/core/adapter-kit";
 import { Colors, decodeRaw, noiseImage, pixelAt, pngBomb, solidImage, truncate } from "@pixport/testing";
 import sharp from "sharp";
 import { describe, expect, it } from "vitest";

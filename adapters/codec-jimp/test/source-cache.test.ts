@@ -1,5 +1,6 @@
 import { createJimpCodec } from "@pixport/codec-jimp";
-import type { ImageCodec, TransformRequest, TransformStep } from "@pixport/core";
+import type { ImageCodec, TransformRequest } from "@pixport/core";
+import type { TransformStep } from "@pixport/core/adapter-kit";
 import { Colors, decodeRaw, halvesImage, noiseImage, pixelAt } from "@pixport/testing";
 import { describe, expect, it } from "vitest";
 

@@ -6,23 +6,22 @@ import type {
   ImageFormat,
   ImageHeader,
   ImageSample,
-  OutputOptions,
-  Size,
   TransformRequest,
 } from "@pixport/core";
+import { ErrorCodes, IMAGE_FORMATS, ImagePipelineError, sniffImageFormat } from "@pixport/core";
+import type { OutputOptions, Size } from "@pixport/core/adapter-kit";
 import {
   ANIMATED_FORMATS,
   defineImageCodec,
-  ErrorCodes,
-  IMAGE_FORMATS,
-  ImagePipelineError,
-  sniffImageFormat,
+  FORMAT_LIST,
+  invalidImage,
+  NOT_KEPT,
+  SourceCache,
   TRANSFORM_STEP_TYPES,
-} from "@pixport/core";
-import { NOT_KEPT, SourceCache } from "@pixport/core/internal";
+} from "@pixport/core/adapter-kit";
 import type { Metadata, Sharp, SharpOptions } from "sharp";
 import sharp from "sharp";
-import { asBuffer, invalidImage, translateSharpError } from "./errors.js";
+import { asBuffer, translateSharpError } from "./errors.js";
 import {
   parseSharpImageCodecOptions,
   type ResolvedSharpImageCodecOptions,
@@ -203,7 +202,7 @@ async function sample(
 ): Promise<ImageSample> {
   const bytes = asBuffer(input, "input");
   const format = sniffImageFormat(bytes);
-  if (format === null) throw invalidImage(`The input is not a ${IMAGE_FORMATS.join(", ")} image.`);
+  if (format === null) throw invalidImage(`The input is not a ${FORMAT_LIST} image.`);
   const options: SharpOptions = {
     limitInputPixels: limitFor(limits, settings),
     failOn: "warning",

@@ -1,4 +1,5 @@
 import { ErrorCodes, ImagePipelineError, isImagePipelineError } from "@pixport/core";
+import { FORMAT_LIST, invalidImage } from "@pixport/core/adapter-kit";
 
 /**
  * Wraps caller bytes as a Buffer without copying. Anything but a `Uint8Array` is refused: sharp
@@ -11,11 +12,6 @@ export function asBuffer(input: unknown, name: string): Buffer {
     throw new TypeError(`Expected Uint8Array for ${name}, received ${received}`);
   }
   return Buffer.isBuffer(input) ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength);
-}
-
-/** `INVALID_IMAGE` with a message that names the input. */
-export function invalidImage(message: string, cause?: unknown): ImagePipelineError {
-  return new ImagePipelineError(ErrorCodes.INVALID_IMAGE, message, cause === undefined ? {} : { cause });
 }
 
 /**
@@ -33,7 +29,7 @@ export function translateSharpError(error: unknown): unknown {
       { cause: error },
     );
   }
-  return invalidImage(`The image could not be decoded as jpeg, png or webp: ${firstLine(message)}`, error);
+  return invalidImage(`The image could not be decoded as ${FORMAT_LIST}: ${firstLine(message)}`, error);
 }
 
 function firstLine(message: string): string {

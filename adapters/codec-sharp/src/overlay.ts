@@ -1,8 +1,9 @@
-import type { OverlayLayer, Size } from "@pixport/core";
 import { sniffImageFormat } from "@pixport/core";
+import type { OverlayLayer, Size } from "@pixport/core/adapter-kit";
+import { FORMAT_LIST, invalidImage } from "@pixport/core/adapter-kit";
 import type { OverlayOptions, Sharp, SharpOptions } from "sharp";
 import sharp from "sharp";
-import { asBuffer, invalidImage } from "./errors.js";
+import { asBuffer } from "./errors.js";
 
 const CHANNELS = 4;
 
@@ -60,7 +61,7 @@ async function compositeEntry(
 
   const input = asBuffer(layer.input, `layers[${index}].input`);
   if (sniffImageFormat(input) === null) {
-    throw invalidImage(`Overlay ${index} is not a jpeg, png or webp image.`);
+    throw invalidImage(`Overlay ${index} is not a ${FORMAT_LIST} image.`);
   }
   const resized = () => sharp(input, decodeOptions).resize({ width, height, fit: "fill" });
   let tile: RgbaPixels;

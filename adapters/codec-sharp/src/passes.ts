@@ -1,5 +1,5 @@
-import type { ModulateStep, Position, Rgba, Size, TransformStep } from "@pixport/core";
-import { rotatedSize, stepOutputSize } from "@pixport/core";
+import type { ModulateStep, Position, Rgba, Size, TransformStep } from "@pixport/core/adapter-kit";
+import { rotatedSize, stepOutputSize } from "@pixport/core/adapter-kit";
 import type { Sharp, SharpOptions } from "sharp";
 import sharp from "sharp";
 import { compositeEntries } from "./overlay.js";

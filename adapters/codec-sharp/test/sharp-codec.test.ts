@@ -5,11 +5,9 @@ import {
   IMAGE_FORMATS,
   type ImageCodec,
   isImagePipelineError,
-  rotatedSize,
-  TRANSFORM_STEP_TYPES,
   type TransformRequest,
-  type TransformStep,
 } from "@pixport/core";
+import { rotatedSize, TRANSFORM_STEP_TYPES, type TransformStep } from "@pixport/core/adapter-kit";
 import { Colors, decodeRaw, meanOf, orientedJpeg, pixelAt, solidImage } from "@pixport/testing";
 import sharp from "sharp";
 import { beforeAll, describe, expect, it } from "vitest";

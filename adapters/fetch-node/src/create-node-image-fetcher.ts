@@ -9,17 +9,14 @@ import {
   type ErrorCode,
   ErrorCodes,
   type FetchedImage,
-  formatBytes,
   IMAGE_FORMATS,
   type ImageFetcher,
   type ImageFetchRequest,
   ImagePipelineError,
   isImagePipelineError,
-  MIME_TYPES,
-  parseOptions,
   sniffImageFormat,
 } from "@pixport/core";
-import { acceptedFormats } from "@pixport/core/internal";
+import { acceptedFormats, formatBytes, MIME_TYPES, parseOptions } from "@pixport/core/adapter-kit";
 import { z } from "zod";
 import { blockedAddressReason } from "./ip-address.js";
 

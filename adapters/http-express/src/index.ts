@@ -1,4 +1,5 @@
-import { ErrorCodes, ImagePipelineError, parseOptions } from "@pixport/core";
+import { ErrorCodes, ImagePipelineError } from "@pixport/core";
+import { parseOptions } from "@pixport/core/adapter-kit";
 import { clientGoneSignal, type HttpHandler, type HttpRequest, type HttpResponse } from "@pixport/http";
 import { type NextFunction, type Request, type Response, Router } from "express";
 import { z } from "zod";

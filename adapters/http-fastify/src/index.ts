@@ -1,5 +1,6 @@
 import type { Readable } from "node:stream";
-import { type ImagePipeline, type Logger, parseOptions } from "@pixport/core";
+import type { ImagePipeline, Logger } from "@pixport/core";
+import { parseOptions } from "@pixport/core/adapter-kit";
 import {
   clientGoneSignal,
   createHttpHandler,

@@ -1,5 +1,6 @@
 import { STATUS_CODES } from "node:http";
-import { ErrorCodes, ImagePipelineError, parseOptions } from "@pixport/core";
+import { ErrorCodes, ImagePipelineError } from "@pixport/core";
+import { parseOptions } from "@pixport/core/adapter-kit";
 import type { HttpHandler, HttpRequest, HttpResponse } from "@pixport/http";
 import { z } from "zod";
 import type {

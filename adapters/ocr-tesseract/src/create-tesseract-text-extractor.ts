@@ -1,7 +1,7 @@
 import { rm } from "node:fs/promises";
 import { availableParallelism } from "node:os";
-import type { ModelCallOptions, ModelImage, TextExtractor, TextFormat } from "@pixport/core";
-import { type MemoryReleaser, parseOptions } from "@pixport/core";
+import type { MemoryReleaser, ModelCallOptions, ModelImage, TextExtractor, TextFormat } from "@pixport/core";
+import { parseOptions } from "@pixport/core/adapter-kit";
 import { z } from "zod";
 import { layoutToMarkdown, layoutToPlain } from "./layout.js";
 import { checkNativeTesseract, nativeReader } from "./native-engine.js";

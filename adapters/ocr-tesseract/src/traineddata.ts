@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
+import { sweepOwnerlessDirectories } from "@pixport/core/adapter-kit";
 
 /** The English traineddata `@tesseract.js-data/eng` ships (LSTM, integer weights), gzipped. */
 export function defaultLangPath(): string {
@@ -20,21 +21,13 @@ const TEMP_PREFIX = "pixport-tessdata-";
  * so both engines read the same model. Directories left by owners that crashed are removed first.
  */
 export async function unpackTraineddata(langPath: string, language: string): Promise<string> {
-  const entries = await readdir(tmpdir()).catch(() => [] as string[]);
-  await Promise.all(
-    entries.map(async (name) => {
-      if (!name.startsWith(TEMP_PREFIX)) return;
-      const pid = Number(name.slice(TEMP_PREFIX.length).split("-")[0]);
-      if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return;
-      try {
-        process.kill(pid, 0);
-        return; // its owner still runs
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "ESRCH") return;
-      }
-      await rm(path.join(tmpdir(), name), { recursive: true, force: true });
-    }),
-  );
+  await sweepOwnerlessDirectories({
+    prefix: TEMP_PREFIX,
+    pid: process.pid,
+    list: () => readdir(tmpdir()).catch(() => []),
+    remove: (name) => rm(path.join(tmpdir(), name), { recursive: true, force: true }),
+    isRunning: processIsRunning,
+  });
   const directory = await mkdtemp(path.join(tmpdir(), `${TEMP_PREFIX}${process.pid}-`));
   try {
     await pipeline(
@@ -47,4 +40,14 @@ export async function unpackTraineddata(langPath: string, language: string): Pro
     throw error;
   }
   return directory;
+}
+
+/** `process.kill(pid, 0)`: gone on `ESRCH`, unknown (kept) on any other error. */
+function processIsRunning(pid: number): boolean | null {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ESRCH" ? false : null;
+  }
 }

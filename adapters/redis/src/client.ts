@@ -1,4 +1,5 @@
-import { ErrorCodes, ImagePipelineError, isImagePipelineError, parseOptions } from "@pixport/core";
+import { ErrorCodes, ImagePipelineError, isImagePipelineError } from "@pixport/core";
+import { parseOptions } from "@pixport/core/adapter-kit";
 import type { Redis } from "ioredis";
 import { z } from "zod";
 

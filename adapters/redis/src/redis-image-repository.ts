@@ -1,10 +1,5 @@
-import {
-  definedFields,
-  type ImagePage,
-  type ImageRecord,
-  type ImageRepository,
-  type ListImagesQuery,
-} from "@pixport/core";
+import type { ImagePage, ImageRecord, ImageRepository, ListImagesQuery } from "@pixport/core";
+import { definedFields } from "@pixport/core/adapter-kit";
 import {
   createCaller,
   defineScript,

@@ -1,10 +1,5 @@
-import {
-  type AccountRecord,
-  type AccountStore,
-  type ApiKeyRecord,
-  definedFields,
-  type KeyStore,
-} from "@pixport/core";
+import type { AccountRecord, AccountStore, ApiKeyRecord, KeyStore } from "@pixport/core";
+import { definedFields } from "@pixport/core/adapter-kit";
 import {
   createCaller,
   defineScript,

@@ -3,15 +3,13 @@ import { constants } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import {
-  assertBlobKey,
   type BlobInfo,
   type BlobMetadata,
   type BlobStore,
   ErrorCodes,
   ImagePipelineError,
-  MIME_TYPES,
 } from "@pixport/core";
-import { formatFromSpelling } from "@pixport/core/internal";
+import { assertBlobKey, formatFromSpelling, MIME_TYPES } from "@pixport/core/adapter-kit";
 import { z } from "zod";
 import {
   type FsPromises,

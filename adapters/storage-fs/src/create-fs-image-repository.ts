@@ -10,7 +10,7 @@ import {
   type Logger,
   silentLogger,
 } from "@pixport/core";
-import { compareNewestFirst, paginate } from "@pixport/core/internal";
+import { compareNewestFirst, paginate } from "@pixport/core/adapter-kit";
 import { z } from "zod";
 import {
   type FsPromises,

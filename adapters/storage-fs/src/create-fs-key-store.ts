@@ -1,11 +1,6 @@
 import path from "node:path";
-import {
-  type ApiKeyRecord,
-  definedFields,
-  ErrorCodes,
-  ImagePipelineError,
-  type KeyStore,
-} from "@pixport/core";
+import { type ApiKeyRecord, ErrorCodes, ImagePipelineError, type KeyStore } from "@pixport/core";
+import { definedFields } from "@pixport/core/adapter-kit";
 import { z } from "zod";
 import {
   type FsPromises,

@@ -1,5 +1,6 @@
 import * as nodeFs from "node:fs/promises";
-import { type Logger, parseOptions } from "@pixport/core";
+import type { Logger } from "@pixport/core";
+import { parseOptions } from "@pixport/core/adapter-kit";
 import { z } from "zod";
 import { FS_FUNCTIONS, type FsPromises } from "./atomic-write.js";
 

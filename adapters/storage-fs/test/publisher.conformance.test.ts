@@ -1,7 +1,8 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createBlobStorePublisher, FILE_EXTENSIONS } from "@pixport/core";
+import { createBlobStorePublisher } from "@pixport/core";
+import { FILE_EXTENSIONS } from "@pixport/core/adapter-kit";
 import { describeImagePublisherConformance } from "@pixport/testing";
 import { afterAll } from "vitest";
 import { createFsBlobStore } from "../src/index.js";

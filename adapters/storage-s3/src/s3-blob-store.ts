@@ -5,7 +5,8 @@ import {
   ListObjectsV2Command,
   PutObjectCommand,
 } from "@aws-sdk/client-s3";
-import { assertBlobKey, type BlobInfo, type BlobMetadata, type BlobStore, parseOptions } from "@pixport/core";
+import type { BlobInfo, BlobMetadata, BlobStore } from "@pixport/core";
+import { assertBlobKey, parseOptions } from "@pixport/core/adapter-kit";
 import { z } from "zod";
 import { createS3Caller, s3ClientSchema, s3PrefixSchema, s3RetryOptionsShape } from "./errors.js";
 

@@ -1,14 +1,6 @@
 import { CopyObjectCommand, DeleteObjectCommand } from "@aws-sdk/client-s3";
-import {
-  assertBlobKey,
-  ErrorCodes,
-  ImagePipelineError,
-  type ImagePublisher,
-  isImagePipelineError,
-  MIME_TYPES,
-  parseOptions,
-} from "@pixport/core";
-import { publicKeyFor } from "@pixport/core/internal";
+import { ErrorCodes, ImagePipelineError, type ImagePublisher, isImagePipelineError } from "@pixport/core";
+import { assertBlobKey, MIME_TYPES, parseOptions, publicKeyFor } from "@pixport/core/adapter-kit";
 import { z } from "zod";
 import { createS3Caller, s3ClientSchema, s3PrefixSchema, s3RetryOptionsShape } from "./errors.js";
 

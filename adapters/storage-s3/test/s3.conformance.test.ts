@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import { FILE_EXTENSIONS, isImagePipelineError, MIME_TYPES } from "@pixport/core";
+import { isImagePipelineError } from "@pixport/core";
+import { FILE_EXTENSIONS, MIME_TYPES } from "@pixport/core/adapter-kit";
 import {
   describeBlobStoreConformance,
   describeImagePublisherConformance,

@@ -10,11 +10,11 @@ import {
   type ModelCallOptions,
   type ModelImage,
   type ModelPorts,
-  parseOptions,
   type TextExtractor,
   type TextFormat,
   type VisionModel,
 } from "@pixport/core";
+import { parseOptions } from "@pixport/core/adapter-kit";
 import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
 import type { ImageGenerateParamsNonStreaming } from "openai/resources/images";

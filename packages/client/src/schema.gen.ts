@@ -206,7 +206,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Convert an image to jpeg, png or webp. */
+        /** Convert an image to jpeg, png, webp, avif, gif or tiff. */
         post: operations["convertImage"];
         delete?: never;
         options?: never;
@@ -496,7 +496,7 @@ export interface components {
         };
         UploadImageRequest: {
             name: string;
-            /** @description A jpeg, png or webp file (detected from the bytes), at most 20 MB by default. */
+            /** @description A jpeg, png, webp, avif, gif or tiff file (detected from the bytes), at most 20 MB by default. */
             image: string;
         };
         CreateImageFromUrlRequest: {

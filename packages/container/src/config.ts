@@ -1,14 +1,13 @@
+import { ErrorCodes, ImagePipelineError } from "@pixport/core";
+import { parseOptions } from "@pixport/core/adapter-kit";
 import {
-  ErrorCodes,
-  ImagePipelineError,
   limitsSchema,
   memoryBudgetOptionsSchema,
   modelCircuitOptionsSchema,
-  parseOptions,
   policyOptionsSchema,
   urlImportOptionsSchema,
   workQueueOptionsSchema,
-} from "@pixport/core";
+} from "@pixport/core/internal";
 import { tesseractTextExtractorOptionsSchema } from "@pixport/ocr-tesseract";
 import { modelRegistrySchema } from "@pixport/vision-openai/registry";
 import { z } from "zod";

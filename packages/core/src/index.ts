@@ -6,7 +6,6 @@ export {
   type CachingBlobStoreOptions,
   createCachingBlobStore,
 } from "./caching-blob-store.js";
-export { defineImageCodec } from "./codec-kit.js";
 export {
   type ErrorCode,
   ErrorCodes,
@@ -14,31 +13,21 @@ export {
   type ImagePipelineErrorOptions,
   isImagePipelineError,
   type ValidationIssue,
-  validationError,
 } from "./errors.js";
 export {
-  createRandomIdGenerator,
   generateApiKey,
   generateKeyId,
   hashApiKey,
 } from "./ids.js";
 export {
-  ANIMATED_FORMATS,
-  BROWSER_FORMATS,
-  FILE_EXTENSIONS,
   FORMAT_TABLE,
   type FormatInfo,
-  type FormatSpelling,
-  formatList,
-  formatSpellings,
   IMAGE_FORMATS,
-  IMAGE_ID_PATTERN,
   type Image,
   type ImageFacts,
   type ImageFormat,
   type ImageRecord,
   type KeyKind,
-  MIME_TYPES,
   sniffImageFormat,
 } from "./image.js";
 export {
@@ -47,91 +36,38 @@ export {
 } from "./keys.js";
 export {
   DEFAULT_LIMITS,
-  formatBytes,
   type Limits,
   type LimitsOptions,
-  limitsSchema,
 } from "./limits.js";
 export { createMemoryAccountStore } from "./memory/memory-account-store.js";
 export { createMemoryBlobStore } from "./memory/memory-blob-store.js";
 export { createMemoryImageRepository } from "./memory/memory-image-repository.js";
-export {
-  createMemoryKeyStore,
-  definedFields,
-} from "./memory/memory-key-store.js";
+export { createMemoryKeyStore } from "./memory/memory-key-store.js";
 export { createMemoryLockService } from "./memory/memory-lock-service.js";
 export { createMemoryQuotaStore } from "./memory/memory-quota-store.js";
 export { createMemoryRateLimiter } from "./memory/memory-rate-limiter.js";
+export type * as Operations from "./operation-types.js";
 export type { Caller } from "./operations/context.js";
-export type { CreateImageFromUrlInput } from "./operations/create-image-from-url.js";
-export {
-  createBlobVariantCache,
-  type DeliveredVariant,
-  type DeliveryOptions,
-  type SignedUrl,
-  signedUrlSchema,
-  type VariantRequest,
-} from "./operations/deliver-variant.js";
-export type { ImageMetadata } from "./operations/image-facts.js";
-export type {
-  DownloadedImage,
-  ImageIdInput,
-  ImageList,
-  ListImagesRequest,
-  PageCursor,
-} from "./operations/manage-images.js";
-export type { ImagineImageInput, ModelImageInput } from "./operations/model-operations.js";
-export type { RemoveBackgroundInput } from "./operations/remove-background.js";
-export type { SweepOrphansResult } from "./operations/sweep-orphans.js";
+export { createBlobVariantCache, type DeliveryOptions } from "./operations/deliver-variant.js";
 export {
   OPERATIONS_TABLE,
   type OperationId,
   type OperationInput,
 } from "./operations/table.js";
-export {
-  type FusedTransformInput,
-  type ProcessImageOptions,
-  processImage,
-  type TransformInput,
-} from "./operations/transform-image.js";
-export type { UploadImageInput } from "./operations/upload-image.js";
-export { parseOptions } from "./options.js";
+export { type ProcessImageOptions, processImage } from "./operations/transform-image.js";
 export {
   type AccountUsage,
   createImagePipeline,
   type ImagePipeline,
   type ImagePipelineDeps,
   type ImagePipelineOptions,
-  imagePipelineOptionsSchema,
 } from "./pipeline.js";
-export { billedUnits } from "./policies/billing.js";
-export {
-  type PolicyOptions,
-  policyOptionsSchema,
-  quotaPeriod,
-  RateLimitedError,
-} from "./policies/limits-policy.js";
-export {
-  type MemoryBudgetOptions,
-  memoryBudgetOptionsSchema,
-} from "./policies/memory-budget.js";
-export {
-  type ModelCircuitOptions,
-  modelCircuitOptionsSchema,
-} from "./policies/model-circuit.js";
-export {
-  DEFAULT_TEST_WATERMARK,
-  type TestWatermark,
-} from "./policies/test-watermark.js";
-export {
-  type UrlImportOptions,
-  urlImportOptionsSchema,
-} from "./policies/url-import-policy.js";
-export {
-  type WorkGateStats,
-  type WorkQueueOptions,
-  workQueueOptionsSchema,
-} from "./policies/work-gate.js";
+export { type PolicyOptions, RateLimitedError } from "./policies/limits-policy.js";
+export type { MemoryBudgetOptions } from "./policies/memory-budget.js";
+export type { ModelCircuitOptions } from "./policies/model-circuit.js";
+export type { TestWatermark } from "./policies/test-watermark.js";
+export type { UrlImportOptions } from "./policies/url-import-policy.js";
+export type { WorkGateStats, WorkQueueOptions } from "./policies/work-gate.js";
 export type {
   AccountRecord,
   AccountStore,
@@ -141,12 +77,11 @@ export type {
   BackgroundRemovalRequest,
   BackgroundRemover,
 } from "./ports/background-remover.js";
-export {
-  assertBlobKey,
-  type BlobEntry,
-  type BlobInfo,
-  type BlobMetadata,
-  type BlobStore,
+export type {
+  BlobEntry,
+  BlobInfo,
+  BlobMetadata,
+  BlobStore,
 } from "./ports/blob-store.js";
 export type {
   Classification,
@@ -223,66 +158,4 @@ export type {
   ModelProvider,
   VisionModel,
 } from "./ports/vision-model.js";
-export {
-  type BlurInput,
-  blurSchema,
-  type ConvertInput,
-  type CropInput,
-  classifySchema,
-  convertSchema,
-  createImageFromUrlSchema,
-  cropSchema,
-  type ExtractFormattedTextInput,
-  extractFormattedTextSchema,
-  IMAGINE_MODELS,
-  type ImagineInput,
-  imagePathSchema,
-  imagineSchema,
-  listImagesSchema,
-  MAX_TRANSFORM_STEPS,
-  type MirrorInput,
-  type ModulateInput,
-  mirrorSchema,
-  modulateSchema,
-  POSITIONS,
-  type ResizeInput,
-  type RotateInput,
-  removeBackgroundSchema,
-  resizeSchema,
-  rotateSchema,
-  type TransformBodyInput,
-  type TransformStepInput,
-  type TransformStepOp,
-  transformSchema,
-  uploadImageSchema,
-  VISUALIZE_MODELS,
-  type VisualizeInput,
-  visualizeSchema,
-  type WatermarkInput,
-  watermarkSchema,
-} from "./schemas.js";
-export {
-  BLACK,
-  parseColor,
-  type Rgba,
-} from "./transforms/color.js";
-export {
-  rotatedSize,
-  type Size,
-  stepOutputSize,
-} from "./transforms/plan.js";
-export {
-  type BlurStep,
-  type CropStep,
-  type MirrorStep,
-  type ModulateStep,
-  type OutputOptions,
-  type OverlayLayer,
-  type OverlayStep,
-  type Position,
-  type ResizeStep,
-  type RotateStep,
-  TRANSFORM_STEP_TYPES,
-  type TransformStep,
-  type TransformStepType,
-} from "./transforms/steps.js";
+export { BLACK } from "./transforms/color.js";

@@ -1,11 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  type Caller,
-  createImagePipeline,
-  defineImageCodec,
-  type ImageFormat,
-  type TransformRequest,
-} from "../src/index.js";
+import { defineImageCodec } from "../src/adapter-kit.js";
+import { type Caller, createImagePipeline, type ImageFormat, type TransformRequest } from "../src/index.js";
 import { uncheckedTransform } from "../src/internal.js";
 import { memoryDeps } from "./memory-deps.js";
 

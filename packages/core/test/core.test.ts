@@ -1,22 +1,21 @@
 import { describe, expect, it } from "vitest";
+import { assertBlobKey, rotatedSize } from "../src/adapter-kit.js";
+import { constantTimeEqual, createRandomIdGenerator } from "../src/ids.js";
+import { describeUnsupportedImage } from "../src/image.js";
 import {
-  assertBlobKey,
-  billedUnits,
   createBlobStorePublisher,
   createImagePipeline,
   createMemoryBlobStore,
   createMemoryImageRepository,
   createMemoryKeyStore,
-  createRandomIdGenerator,
   generateApiKey,
   hashApiKey,
   type ImageCodec,
   isImagePipelineError,
-  parseColor,
-  rotatedSize,
   sniffImageFormat,
 } from "../src/index.js";
-import { constantTimeEqual, describeUnsupportedImage } from "../src/internal.js";
+import { billedUnits } from "../src/policies/billing.js";
+import { parseColor } from "../src/transforms/color.js";
 
 describe("parseColor", () => {
   it("parses names, short and long hex with alpha, and transparent", () => {

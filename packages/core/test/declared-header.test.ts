@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { readImageHeader } from "../src/image-header.js";
 import { DEFAULT_LIMITS, type ImageCodec, type ImageHeader, isImagePipelineError } from "../src/index.js";
-import { probeInput, readImageHeader } from "../src/internal.js";
+import { probeInput } from "../src/operations/context.js";
 
 /**
  * A real lossless WebP of 16383 x 16383 px of one colour, 38 bytes (made once with sharp:

@@ -1,16 +1,17 @@
 import { describe, expect, it } from "vitest";
 import {
+  acceptedFormats,
   BROWSER_FORMATS,
-  convertSchema,
   FILE_EXTENSIONS,
-  FORMAT_TABLE,
+  formatFromSpelling,
+  formatHasAlpha,
   formatList,
   formatSpellings,
-  IMAGE_FORMATS,
   MIME_TYPES,
-  signedUrlSchema,
-} from "../src/index.js";
-import { acceptedFormats, formatFromSpelling, formatHasAlpha } from "../src/internal.js";
+} from "../src/adapter-kit.js";
+import { FORMAT_TABLE, IMAGE_FORMATS } from "../src/index.js";
+import { signedUrlSchema } from "../src/operations/deliver-variant.js";
+import { convertSchema } from "../src/schemas.js";
 
 describe("the format table", () => {
   it("lists the contract's three formats first, then the ones pixport adds", () => {

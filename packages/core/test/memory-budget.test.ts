@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { isImagePipelineError } from "../src/index.js";
-import { createMemoryBudget, estimateJobBytes } from "../src/internal.js";
+import { createMemoryBudget, estimateJobBytes } from "../src/policies/memory-budget.js";
 
 const MB = 1024 * 1024;
 

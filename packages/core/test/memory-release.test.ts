@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { type Caller, createImagePipeline, type ImageCodec, type MemoryReleaser } from "../src/index.js";
-import { estimateJobBytes } from "../src/internal.js";
+import { estimateJobBytes } from "../src/policies/memory-budget.js";
 import { memoryDeps } from "./memory-deps.js";
 
 // The pipeline gives the allocator's free memory back (its MemoryReleaser) when the memory budget

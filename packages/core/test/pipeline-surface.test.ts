@@ -7,9 +7,10 @@ import {
   type ImageCodec,
   type ImagePipeline,
   type ImagePipelineOptions,
-  quotaPeriod,
 } from "../src/index.js";
-import { pipelineContext, variantsPeriod } from "../src/internal.js";
+import { pipelineContext } from "../src/internal.js";
+import { variantsPeriod } from "../src/pipeline.js";
+import { quotaPeriod } from "../src/policies/limits-policy.js";
 import { memoryDeps } from "./memory-deps.js";
 
 /** A codec that is never called: these tests do no image work. */

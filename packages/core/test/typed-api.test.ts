@@ -1,17 +1,8 @@
 import { describe, expectTypeOf, it } from "vitest";
-import type {
-  Classification,
-  Image,
-  ImageIdInput,
-  ImagePipeline,
-  ModulateInput,
-  OperationId,
-  OperationInput,
-  ResizeInput,
-  TransformBodyInput,
-  TransformStepInput,
-} from "../src/index.js";
+import type { Classification, Image, ImagePipeline, OperationId, OperationInput } from "../src/index.js";
+import type { ImageIdInput } from "../src/operations/manage-images.js";
 import type { OperationMethods } from "../src/pipeline.js";
+import type { ModulateInput, ResizeInput, TransformBodyInput, TransformStepInput } from "../src/schemas.js";
 
 // Type-level tests: tsc (the `typecheck` step of the test command) checks every line below, and
 // each `@ts-expect-error` fails the build if the line after it ever compiles. The runtime

@@ -1,12 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { isImagePipelineError } from "../src/index.js";
-import {
-  createUrlImportPolicy,
-  hostMatches,
-  hostPatternProblem,
-  normalizeHostName,
-  type UrlImportDecision,
-} from "../src/internal.js";
+import { createUrlImportPolicy } from "../src/internal.js";
+import { hostMatches, hostPatternProblem, normalizeHostName } from "../src/policies/host-pattern.js";
+import type { UrlImportDecision } from "../src/policies/url-import-policy.js";
 
 const policy = createUrlImportPolicy({
   storageBaseUrls: ["http://localhost:3000", "https://cdn.example.com/px"],

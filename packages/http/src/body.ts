@@ -1,4 +1,5 @@
-import { ErrorCodes, formatBytes, ImagePipelineError } from "@pixport/core";
+import { ErrorCodes, ImagePipelineError } from "@pixport/core";
+import { formatBytes } from "@pixport/core/adapter-kit";
 import { type HttpRequest, headerValue } from "./types.js";
 
 const badRequest = (message: string) => new ImagePipelineError(ErrorCodes.BAD_REQUEST, message);

@@ -3,4 +3,4 @@
  * policy and the fetcher, is the core's `createImageFromUrl`; the schema lives there too and is
  * re-exported here for the route table and the OpenAPI document.
  */
-export { createImageFromUrlSchema } from "@pixport/core";
+export { createImageFromUrlSchema } from "@pixport/core/internal";

@@ -1,16 +1,15 @@
 import {
-  billedUnits,
   type Caller,
   ErrorCodes,
-  formatBytes,
   type ImagePipeline,
   ImagePipelineError,
   type Logger,
-  parseOptions,
   type RateLimitDecision,
   RateLimitedError,
   silentLogger,
 } from "@pixport/core";
+import { formatBytes, parseOptions } from "@pixport/core/adapter-kit";
+import { billedUnits } from "@pixport/core/internal";
 import { z } from "zod";
 import { discardBody, mediaType, readJsonBody } from "./body.js";
 import { errorAnswer } from "./error-funnel.js";

@@ -1,6 +1,8 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { Readable } from "node:stream";
-import { ErrorCodes, formatBytes, ImagePipelineError, validationError } from "@pixport/core";
+import { ErrorCodes, ImagePipelineError } from "@pixport/core";
+import { formatBytes } from "@pixport/core/adapter-kit";
+import { validationError } from "@pixport/core/internal";
 import busboy from "busboy";
 import type { HttpRequest } from "./types.js";
 

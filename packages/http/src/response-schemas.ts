@@ -1,4 +1,6 @@
-import { formatList, IMAGE_FORMATS, IMAGE_ID_PATTERN, uploadImageSchema } from "@pixport/core";
+import { IMAGE_FORMATS } from "@pixport/core";
+import { formatList } from "@pixport/core/adapter-kit";
+import { IMAGE_ID_PATTERN, uploadImageSchema } from "@pixport/core/internal";
 import { z } from "zod";
 
 /*

@@ -7,8 +7,8 @@ import {
   type ImageCodec,
   ImagePipelineError,
   RateLimitedError,
-  validationError,
 } from "@pixport/core";
+import { validationError } from "@pixport/core/internal";
 import { describe, expect, it } from "vitest";
 import {
   createHttpHandler,

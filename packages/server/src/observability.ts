@@ -1,11 +1,6 @@
 import path from "node:path";
-import {
-  defineImageCodec,
-  type ImageCodec,
-  isImagePipelineError,
-  type Logger,
-  type ModelPorts,
-} from "@pixport/core";
+import { type ImageCodec, isImagePipelineError, type Logger, type ModelPorts } from "@pixport/core";
+import { defineImageCodec } from "@pixport/core/adapter-kit";
 import { uncheckedTransform } from "@pixport/core/internal";
 import type { RequestEvent } from "@pixport/http";
 import { type Level, pino } from "pino";

@@ -1,6 +1,7 @@
 import type { BlobStore, Logger } from "@pixport/core";
-import { IMAGE_FORMATS, IMAGE_ID_PATTERN } from "@pixport/core";
-import { formatFromSpelling, publicKeyFor } from "@pixport/core/internal";
+import { IMAGE_FORMATS } from "@pixport/core";
+import { formatFromSpelling, publicKeyFor } from "@pixport/core/adapter-kit";
+import { IMAGE_ID_PATTERN } from "@pixport/core/internal";
 import { errorBody } from "@pixport/http";
 import type { Express, Request, Response } from "express";
 

@@ -4,8 +4,8 @@ import {
   createMemoryBlobStore,
   createMemoryImageRepository,
   createMemoryKeyStore,
-  FILE_EXTENSIONS,
 } from "@pixport/core";
+import { FILE_EXTENSIONS } from "@pixport/core/adapter-kit";
 import {
   describeBlobStoreConformance,
   describeImagePublisherConformance,

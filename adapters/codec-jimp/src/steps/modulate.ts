@@ -1,4 +1,4 @@
-import type { ModulateStep } from "@pixport/core";
+import type { ModulateStep } from "@pixport/core/adapter-kit";
 import type { Bitmap } from "../bitmap.js";
 
 /** sRGB transfer function, 0..1 → linear 0..1. */

@@ -1,4 +1,4 @@
-import type { OverlayLayer } from "@pixport/core";
+import type { OverlayLayer } from "@pixport/core/adapter-kit";
 import type { Bitmap } from "../bitmap.js";
 
 /** The part of `[offset, offset + length)` inside `[0, limit)`, in base coordinates. */

@@ -1,6 +1,6 @@
 import { createJimp } from "@jimp/core";
 import { methods as resizeMethods } from "@jimp/plugin-resize";
-import type { Position, ResizeStep } from "@pixport/core";
+import type { Position, ResizeStep } from "@pixport/core/adapter-kit";
 import { type Bitmap, crop, filledBitmap, isOpaque, premultiply, unpremultiply } from "../bitmap.js";
 
 /** A jimp class with only the plugin the codec uses; codecs and steps work on its bitmaps. */

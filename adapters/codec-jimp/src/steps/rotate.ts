@@ -1,5 +1,5 @@
-import type { Rgba, Size } from "@pixport/core";
-import { rotatedSize } from "@pixport/core";
+import type { Rgba, Size } from "@pixport/core/adapter-kit";
+import { rotatedSize } from "@pixport/core/adapter-kit";
 import { type Bitmap, packed, quarterTurn } from "../bitmap.js";
 
 /**

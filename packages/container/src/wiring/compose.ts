@@ -3,10 +3,10 @@ import {
   createMemoryLockService,
   createMemoryQuotaStore,
   createMemoryRateLimiter,
-  createRandomIdGenerator,
   type ImagePipelineDeps,
   systemClock,
 } from "@pixport/core";
+import { createRandomIdGenerator } from "@pixport/core/internal";
 import { createHttpHandler } from "@pixport/http";
 import type { DependencyContainer } from "tsyringe";
 import type { OwnedResources } from "../lifecycle.js";

@@ -113,8 +113,10 @@ export type TransformStep =
   | BlurStep
   | OverlayStep;
 
+/** The name of a transform step (`"resize"`, `"crop"`, ...): what `capabilities.steps` lists. */
 export type TransformStepType = TransformStep["type"];
 
+/** Every step type, for a codec that runs them all (`capabilities.steps: TRANSFORM_STEP_TYPES`). */
 export const TRANSFORM_STEP_TYPES: readonly TransformStepType[] = [
   "mirror",
   "resize",

@@ -1,19 +1,15 @@
 import {
-  BROWSER_FORMATS,
   type Caller,
   ErrorCodes,
-  formatList,
-  formatSpellings,
   IMAGE_FORMATS,
   type Image,
   ImagePipelineError,
-  imagePathSchema,
-  listImagesSchema,
-  MIME_TYPES,
   OPERATIONS_TABLE,
   type OperationId,
   type OperationInput,
 } from "@pixport/core";
+import { BROWSER_FORMATS, formatList, formatSpellings, MIME_TYPES } from "@pixport/core/adapter-kit";
+import { imagePathSchema, listImagesSchema } from "@pixport/core/internal";
 import {
   classificationSchema,
   extractedTextSchema,

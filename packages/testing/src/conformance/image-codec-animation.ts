@@ -1,5 +1,7 @@
-import type { ImageFormat, Rgba, TransformStep } from "@pixport/core";
-import { rotatedSize, sniffImageFormat } from "@pixport/core";
+import type { ImageFormat } from "@pixport/core";
+import { sniffImageFormat } from "@pixport/core";
+import type { Rgba, TransformStep } from "@pixport/core/adapter-kit";
+import { rotatedSize } from "@pixport/core/adapter-kit";
 import sharp from "sharp";
 import { expect, it, type TestContext } from "vitest";
 import {

@@ -1,5 +1,5 @@
 /** The colour group of the ImageCodec suite: blur and modulate, measured on decoded pixels. */
-import type { ModulateStep, Rgba, TransformStep } from "@pixport/core";
+import type { ModulateStep, Rgba, TransformStep } from "@pixport/core/adapter-kit";
 import { describe, expect } from "vitest";
 import {
   Colors,

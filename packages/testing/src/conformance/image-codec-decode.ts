@@ -6,8 +6,10 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ImageCodec, ImageFormat, Rgba, TransformStep } from "@pixport/core";
-import { ErrorCodes, TRANSFORM_STEP_TYPES } from "@pixport/core";
+import type { ImageCodec, ImageFormat } from "@pixport/core";
+import { ErrorCodes } from "@pixport/core";
+import type { Rgba, TransformStep } from "@pixport/core/adapter-kit";
+import { TRANSFORM_STEP_TYPES } from "@pixport/core/adapter-kit";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import {
   Colors,

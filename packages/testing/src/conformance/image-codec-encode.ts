@@ -1,5 +1,5 @@
 /** The encode group of the ImageCodec suite: re-encoding, conversion, quality, EXIF and transparency. */
-import type { TransformStep } from "@pixport/core";
+import type { TransformStep } from "@pixport/core/adapter-kit";
 import { describe, expect } from "vitest";
 import {
   Colors,

@@ -1,12 +1,7 @@
-import type {
-  EncodedImage,
-  ImageCodec,
-  ImageFormat,
-  OutputOptions,
-  Rgba,
-  TransformStep,
-} from "@pixport/core";
-import { IMAGE_FORMATS, sniffImageFormat, stepOutputSize } from "@pixport/core";
+import type { EncodedImage, ImageCodec, ImageFormat } from "@pixport/core";
+import { IMAGE_FORMATS, sniffImageFormat } from "@pixport/core";
+import type { OutputOptions, Rgba, TransformStep } from "@pixport/core/adapter-kit";
+import { stepOutputSize } from "@pixport/core/adapter-kit";
 import { describe, expect, it, type TestContext } from "vitest";
 import {
   Colors,

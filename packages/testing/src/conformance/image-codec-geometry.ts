@@ -1,6 +1,6 @@
 /** The geometry group of the ImageCodec suite: mirror, crop, rotate, resize and steps in sequence. */
-import type { Rgba, TransformStep } from "@pixport/core";
-import { rotatedSize } from "@pixport/core";
+import type { Rgba, TransformStep } from "@pixport/core/adapter-kit";
+import { rotatedSize } from "@pixport/core/adapter-kit";
 import { describe, expect } from "vitest";
 import {
   Colors,

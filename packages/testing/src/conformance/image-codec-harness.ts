@@ -1,12 +1,6 @@
-import type {
-  EncodedImage,
-  ImageCodec,
-  OutputOptions,
-  Rgba,
-  TransformStep,
-  TransformStepType,
-} from "@pixport/core";
+import type { EncodedImage, ImageCodec } from "@pixport/core";
 import { isImagePipelineError, sniffImageFormat } from "@pixport/core";
+import type { OutputOptions, Rgba, TransformStep, TransformStepType } from "@pixport/core/adapter-kit";
 import { beforeAll, expect, it, type TestContext } from "vitest";
 import { Colors, colorDistance, decodeRaw, pixelAt, type RawImage } from "../fixtures/images.js";
 

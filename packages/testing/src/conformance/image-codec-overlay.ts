@@ -1,5 +1,5 @@
 /** The overlay group of the ImageCodec suite: placement, clipping, opacity, order and tiling. */
-import type { OverlayLayer, Rgba, TransformStep } from "@pixport/core";
+import type { OverlayLayer, Rgba, TransformStep } from "@pixport/core/adapter-kit";
 import { beforeAll, describe, expect } from "vitest";
 import {
   Colors,

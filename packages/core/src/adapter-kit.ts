@@ -1,0 +1,66 @@
+/**
+ * `@pixport/core/adapter-kit`: what an adapter author needs beside the ports, under the same
+ * semver promise as `@pixport/core` (a removal or an incompatible change is a major release). The
+ * first-party adapters use only this entry and `@pixport/core`, so a third-party adapter can do
+ * everything they do. See docs/adapter-kit.md.
+ *
+ * - Codec kit: {@link defineImageCodec}, the shared codec errors, the transform steps a codec
+ *   receives and their output sizes.
+ * - {@link SourceCache}: decoded sources kept between requests.
+ * - Pagination of image listings for ImageRepository implementations.
+ * - Blob keys: where an image's private bytes and public copy live, and the key check every
+ *   BlobStore applies.
+ * - The format table's derived lists and lookups (media types, extensions, spellings, messages).
+ * - Background removers' shared cutout rules (size check, alpha lowering, undecodable input).
+ * - Sweeping temporary directories left by processes that crashed.
+ * - Options parsing and small helpers adapters share.
+ */
+
+export {
+  type CutoutPixels,
+  checkRemovalImageSize,
+  lowerAlpha,
+  undecodableRemovalImage,
+} from "./background-cutout.js";
+export { publicKeyFor } from "./blob-store-publisher.js";
+export { imageTooLarge, invalidImage, unsupportedOperation } from "./codec-errors.js";
+export { defineImageCodec } from "./codec-kit.js";
+export {
+  ANIMATED_FORMATS,
+  acceptedFormats,
+  BROWSER_FORMATS,
+  blobKeyFor,
+  FILE_EXTENSIONS,
+  FORMAT_LIST,
+  type FormatSpelling,
+  formatFromSpelling,
+  formatHasAlpha,
+  formatList,
+  formatSpellings,
+  MIME_TYPES,
+} from "./image.js";
+export { readImageHeader, type StoredHeader } from "./image-header.js";
+export { NOT_KEPT, SourceCache } from "./kept-sources.js";
+export { formatBytes } from "./limits.js";
+export { definedFields } from "./memory/memory-key-store.js";
+export { compareNewestFirst, paginate } from "./memory/paginate.js";
+export { parseOptions } from "./options.js";
+export { assertBlobKey } from "./ports/blob-store.js";
+export { type OwnerlessDirectorySweep, sweepOwnerlessDirectories } from "./temp-directories.js";
+export type { Rgba } from "./transforms/color.js";
+export { rotatedSize, type Size, stepOutputSize } from "./transforms/plan.js";
+export {
+  type BlurStep,
+  type CropStep,
+  type MirrorStep,
+  type ModulateStep,
+  type OutputOptions,
+  type OverlayLayer,
+  type OverlayStep,
+  type Position,
+  type ResizeStep,
+  type RotateStep,
+  TRANSFORM_STEP_TYPES,
+  type TransformStep,
+  type TransformStepType,
+} from "./transforms/steps.js";
