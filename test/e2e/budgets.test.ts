@@ -253,7 +253,8 @@ describe("the memory budget of the prebuilt server", () => {
       rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
     }, 10);
     try {
-      // Each 4000 x 4000 output is estimated at about 112 MB: three fit in the 400 MB budget at once.
+      // Each 4000 x 4000 PNG output is estimated at about 144 MB (its encoder included): two fit in
+      // the 400 MB budget at once.
       const answers = await Promise.all(
         Array.from({ length: 8 }, () =>
           call(handle.url, "POST", `/v1/images/${tiny.id}/resize`, {

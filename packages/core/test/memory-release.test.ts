@@ -64,7 +64,9 @@ describe("the memory budget's release of free memory", () => {
     await small.pipeline.uploadImage(live, { name: "icon", image: fake(100, 100) });
     await expect.poll(small.samples).toBe(1);
     expect(small.releases()).toBe(0);
-    const raised = setup({ releaseAfterBytes: estimateJobBytes({ width: 2000, height: 2000 }, []) + 1 });
+    const raised = setup({
+      releaseAfterBytes: estimateJobBytes({ width: 2000, height: 2000 }, [], 1, "png") + 1,
+    });
     await raised.pipeline.uploadImage(live, { name: "page", image: fake(2000, 2000) });
     await expect.poll(raised.samples).toBe(1);
     expect(raised.releases()).toBe(0);

@@ -8,10 +8,10 @@ import {
   sniffImageFormat,
 } from "../image.js";
 import { readImageHeader } from "../image-header.js";
-import type { Limits } from "../limits.js";
+import { type Limits, outputPixelsIssue } from "../limits.js";
 import { estimateJobBytes } from "../policies/memory-budget.js";
 import type { EncodedImage, ImageCodec, ImageHeader } from "../ports/image-codec.js";
-import type { Size } from "../transforms/plan.js";
+import { type Size, stepOutputSize } from "../transforms/plan.js";
 import type { OutputOptions, TransformStep } from "../transforms/steps.js";
 
 import { loadImageBytes, type PipelineContext } from "./context.js";
@@ -37,12 +37,15 @@ export async function withMemory<T>(
     frames?: number | undefined;
     /** Multiplies the estimate, for work beyond the codec's (remove-background: 2). */
     factor?: number | undefined;
+    /** The format the job encodes to (its encoder's working set is part of the estimate); none when absent. */
+    format?: ImageFormat | undefined;
   },
   task: () => Promise<T>,
 ): Promise<T> {
   if (context.memory === undefined) return task();
   const bytes = Math.ceil(
-    estimateJobBytes(job.input, job.steps, Math.max(1, job.frames ?? 1)) * Math.max(1, job.factor ?? 1),
+    estimateJobBytes(job.input, job.steps, Math.max(1, job.frames ?? 1), job.format) *
+      Math.max(1, job.factor ?? 1),
   );
   const release = await context.memory.reserve(bytes, job.field, job.signal);
   try {
@@ -138,6 +141,15 @@ function clientBytesError(error: unknown, field: string): Error {
  */
 export async function runCodec(context: PipelineContext, job: CodecJob): Promise<EncodedImage> {
   if (job.capabilitiesChecked !== true) checkCodecCapabilities(context.codec, job.steps, job.output.format);
+  // The output limit of the format, before the budget and any byte loaded (callers that know a
+  // better field to blame check it first).
+  const start = job.memory?.size ?? (job.input instanceof Uint8Array ? undefined : job.input);
+  if (start !== undefined) {
+    const final = job.steps.reduce<Size>((size, step) => stepOutputSize(step, size), start);
+    const field = job.memory?.field ?? "image";
+    const issue = outputPixelsIssue(context.limits, job.output.format, final, field, job.memory?.frames);
+    if (issue !== null) throw validationError([issue], ErrorCodes.OUTPUT_TOO_LARGE);
+  }
   const run = async () => {
     const input = job.input instanceof Uint8Array ? job.input : await loadImageBytes(context, job.input);
     try {
@@ -172,6 +184,7 @@ export async function runCodec(context: PipelineContext, job: CodecJob): Promise
       signal: memory.signal,
       frames: memory.frames,
       factor: memory.factor,
+      format: job.output.format,
     },
     run,
   );

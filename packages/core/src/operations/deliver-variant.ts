@@ -1,10 +1,12 @@
 import { z } from "zod";
 import { ErrorCodes, ImagePipelineError, imageNotFound, validationError } from "../errors.js";
 import { FILE_EXTENSIONS, type ImageFormat, type ImageRecord, MIME_TYPES } from "../image.js";
+import { outputPixelsIssue } from "../limits.js";
 import type { WorkGate } from "../policies/work-gate.js";
 import type { CachedVariant, VariantCache, VariantSigner } from "../ports/variant-cache.js";
 import { imagePathSchema, parseAll } from "../schemas.js";
 import { BLACK } from "../transforms/color.js";
+import { type Size, stepOutputSize } from "../transforms/plan.js";
 import type { TransformStep } from "../transforms/steps.js";
 import { type Caller, loadOwnedImage, type PipelineContext, runCodec } from "./context.js";
 import { type ImageBodyInput, type ParsedImageBody, parseImageId } from "./inputs.js";
@@ -14,6 +16,7 @@ import {
   EXTENSIONS,
   type Extension,
   parseTokens,
+  sizeToken,
   splitFile,
   tokenKey,
   variantExtensions,
@@ -202,12 +205,23 @@ export function createVariantDelivery(
     const record = await context.images.get(imageId);
     // Published images only, unless the URL carries an expiry (made by signed-url for its owner).
     if (record === null || (record.url === null && modifiers.exp === undefined)) throw imageNotFound(imageId);
-    const { format, auto } = chooseFormat(ext, request.accept, record, context);
+    // The output's size does not depend on its format: `auto` skips a format it would exceed the
+    // output limit of (a large AVIF costs far more than its WebP), an explicit one is refused.
+    const finalSize = variantSteps(modifiers, record, "png", context.limits.maxOutputSide).reduce<Size>(
+      (size, step) => stepOutputSize(step, size),
+      record,
+    );
+    const sizeField = sizeToken(modifiers) ?? request.file;
+    const fits = (candidate: ImageFormat) =>
+      outputPixelsIssue(context.limits, candidate, finalSize, sizeField) === null;
+    const { format, auto } = chooseFormat(ext, request.accept, record, context, fits);
     if (!context.codec.capabilities.outputFormats.includes(format)) {
       throw validationError([
         { path: request.file, message: `${format} is not written by this server's codec` },
       ]);
     }
+    const tooLarge = outputPixelsIssue(context.limits, format, finalSize, sizeField);
+    if (tooLarge !== null) throw validationError([tooLarge], ErrorCodes.OUTPUT_TOO_LARGE);
     const quality = modifiers.q ?? options.defaultQuality;
     const steps = variantSteps(modifiers, record, format, context.limits.maxOutputSide);
     const withoutExpiry = canonicalModifiers(parts.tokens.filter((token) => tokenKey(token) !== "exp"));

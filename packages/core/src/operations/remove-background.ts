@@ -45,7 +45,7 @@ export async function removeImageBackground(
   // The remover holds a decoded copy and a mask of the image, then the codec re-encodes the cut-out:
   // the job reserves twice a plain job's estimate in the node's memory budget (models keep their
   // own, constant, weights outside it).
-  const job = { input: size, steps, field: "image", signal: input.signal, factor: 2 };
+  const job = { input: size, steps, field: "image", signal: input.signal, factor: 2, format: "png" as const };
   const encoded = await withMemory(context, job, async () => {
     const data = await loadImageBytes(context, source);
     let cutout: Uint8Array;

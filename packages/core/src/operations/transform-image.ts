@@ -7,7 +7,7 @@ import {
   validationError,
 } from "../errors.js";
 import { ANIMATED_FORMATS, type Image, type ImageFormat, type ImageRecord } from "../image.js";
-import { DEFAULT_LIMITS, type Limits } from "../limits.js";
+import { DEFAULT_LIMITS, type Limits, outputPixelsIssue } from "../limits.js";
 import type { EncodedImage, ImageCodec } from "../ports/image-codec.js";
 import {
   type blurSchema,
@@ -26,7 +26,7 @@ import {
   type watermarkSchema,
 } from "../schemas.js";
 import { BLACK } from "../transforms/color.js";
-import { planOutputSize, stepOutputSize } from "../transforms/plan.js";
+import { planOutputSize, type Size, stepOutputSize } from "../transforms/plan.js";
 import type { TransformStep } from "../transforms/steps.js";
 import {
   assertCodecSupports,
@@ -92,6 +92,19 @@ function assertAnimationKept(context: PipelineContext, source: ImageRecord, outp
   );
 }
 
+/**
+ * Refuses a plan whose output exceeds its format's `limits.maxOutputPixels` (422
+ * `OUTPUT_TOO_LARGE`), naming the field of the last step that set the size, else `format`.
+ */
+function assertOutputPixels(limits: Pick<Limits, "maxOutputPixels">, plan: Plan, finalSize: Size): void {
+  const sizing = plan.steps.findLastIndex(
+    (step) => step.type === "resize" || step.type === "rotate" || step.type === "crop",
+  );
+  const field = (sizing >= 0 ? plan.fields[sizing] : undefined) ?? "format";
+  const issue = outputPixelsIssue(limits, plan.format, finalSize, field);
+  if (issue !== null) throw validationError([issue], ErrorCodes.OUTPUT_TOO_LARGE);
+}
+
 /** A plan ready for the codec: steps in order, the output and the field blamed per step. */
 interface Plan {
   steps: TransformStep[];
@@ -118,6 +131,7 @@ async function runPlan(
   const finalSize = planOutputSize(plan.steps, source, context.limits.maxOutputSide, (step) => {
     return plan.fields[plan.steps.indexOf(step)] ?? "body";
   });
+  assertOutputPixels(context.limits, plan, finalSize);
   const steps = [...plan.steps, ...producedImageSteps(context, caller, finalSize)];
   assertCodecSupports(context, steps, plan.format);
   assertAnimationKept(context, source, plan.format);
@@ -346,12 +360,13 @@ export async function processImage(
     },
     header.format,
   );
-  planOutputSize(
+  const finalSize = planOutputSize(
     plan.steps,
     header,
     limits.maxOutputSide,
     (step) => plan.fields[plan.steps.indexOf(step)] ?? "steps",
   );
+  assertOutputPixels(limits, plan, finalSize);
   try {
     return await options.codec.transform({
       input: bytes,

@@ -252,22 +252,33 @@ function accepts(accept: string | undefined, type: string): boolean {
  * source's own (PNG when the source has transparency; JPEG for a source format browsers do not
  * show). An animation asks for WebP or GIF so it stays animated.
  */
+/** The modifier that set a variant's size (`w_`, `h_`, else `rot_`), to name in a 422; none without one. */
+export function sizeToken(modifiers: Modifiers): string | undefined {
+  if (modifiers.w !== undefined) return `w_${modifiers.w}`;
+  if (modifiers.h !== undefined) return `h_${modifiers.h}`;
+  if (modifiers.rot !== undefined && modifiers.rot % 360 !== 0) return `rot_${modifiers.rot}`;
+  return undefined;
+}
+
 export function chooseFormat(
   ext: Extension,
   accept: string | undefined,
   source: ImageRecord,
   context: PipelineContext,
+  fits: (format: ImageFormat) => boolean = () => true,
 ): { format: ImageFormat; auto: boolean } {
   const { outputFormats, animation = [] } = context.codec.capabilities;
   if (ext !== "auto") return { format: formatFromSpelling(ext) as ImageFormat, auto: false };
   const animated = (source.frames ?? 1) > 1;
+  // A format the output is too large for (`limits.maxOutputPixels`) is skipped.
+  const webp = accepts(accept, "image/webp") && fits("webp");
   if (animated) {
-    if (accepts(accept, "image/webp") && animation.includes("webp")) return { format: "webp", auto: true };
+    if (webp && animation.includes("webp")) return { format: "webp", auto: true };
     if (animation.includes(source.format)) return { format: source.format, auto: true };
   }
-  if (!animated && accepts(accept, "image/avif") && outputFormats.includes("avif"))
+  if (!animated && accepts(accept, "image/avif") && outputFormats.includes("avif") && fits("avif"))
     return { format: "avif", auto: true };
-  if (accepts(accept, "image/webp") && outputFormats.includes("webp")) return { format: "webp", auto: true };
+  if (webp && outputFormats.includes("webp")) return { format: "webp", auto: true };
   const hasAlpha = source.facts?.hasAlpha ?? formatHasAlpha(source.format);
   if (hasAlpha) return { format: source.format === "gif" ? "gif" : "png", auto: true };
   const shown: ImageFormat[] = ["jpeg", "png", "webp", "gif"];

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ErrorCodes, ImagePipelineError, validationError } from "../errors.js";
+import type { ImageFormat } from "../image.js";
 import { rotatedSize, type Size, stepOutputSize } from "../transforms/plan.js";
 import type { TransformStep } from "../transforms/steps.js";
 
@@ -68,12 +69,38 @@ const BYTES_PER_PIXEL = 4;
 const COPIES = 1.75;
 
 /**
- * Peak pixel memory of a job on an input of `input` px running `steps`, before anything is
- * decoded: the input plus the largest image the steps materialise (a rotation's grown canvas, a
- * resize's output, a stage with its overlays clipped to the base they land on), times the frames
- * and {@link COPIES}.
+ * The encoder's working set per output format, bytes per output pixel (of every frame), on top of
+ * what the decode and the passes hold ({@link COPIES}). Measured by `node bench/memory.mjs`: the
+ * peak RSS of each format's encode less that of a JPEG encode of the same pixels (JPEG, PNG and
+ * TIFF stream their rows out; AVIF, GIF and WebP hold the whole image in the encoder's own
+ * buffers: libaom's frame and reference buffers, libimagequant's histogram and the dithered
+ * copy, libwebp's YUV planes and the output), rounded up. Per output pixel over JPEG at 4 and 16
+ * megapixels: AVIF 16.2 and 14.5 bytes, GIF 8.8 and 5.3, WebP 4.4 and 4.1, PNG and TIFF under 1
+ * (PNG's output buffer aside). The worst allowed job of each format peaked at 0.26-0.57 of this
+ * estimate (a JPEG of 9511 x 9511 highest).
  */
-export function estimateJobBytes(input: Size, steps: readonly TransformStep[], frames = 1): number {
+export const ENCODER_BYTES_PER_PIXEL: Readonly<Record<ImageFormat, number>> = Object.freeze({
+  jpeg: 1,
+  png: 2,
+  tiff: 2,
+  webp: 6,
+  gif: 10,
+  avif: 24,
+});
+
+/**
+ * Peak memory of a job on an input of `input` px running `steps` and encoding to `format`, before
+ * anything is decoded: the input plus the largest image the steps materialise (a rotation's grown
+ * canvas, a resize's output, a stage with its overlays clipped to the base they land on), times
+ * the frames and {@link COPIES}, plus the encoder's working set for the final size
+ * ({@link ENCODER_BYTES_PER_PIXEL}; none without `format`: a decode for facts encodes nothing).
+ */
+export function estimateJobBytes(
+  input: Size,
+  steps: readonly TransformStep[],
+  frames = 1,
+  format?: ImageFormat,
+): number {
   let size = input;
   let largest = input.width * input.height;
   for (const step of steps) {
@@ -92,7 +119,9 @@ export function estimateJobBytes(input: Size, steps: readonly TransformStep[], f
     size = stepOutputSize(step, size);
     largest = Math.max(largest, stage, size.width * size.height);
   }
-  return Math.ceil((input.width * input.height + largest) * frames * BYTES_PER_PIXEL * COPIES);
+  const pixels = (input.width * input.height + largest) * BYTES_PER_PIXEL * COPIES;
+  const encoder = format === undefined ? 0 : size.width * size.height * ENCODER_BYTES_PER_PIXEL[format];
+  return Math.ceil((pixels + encoder) * frames);
 }
 
 /** See {@link memoryBudgetOptionsSchema}. */

@@ -1,0 +1,239 @@
+import { describe, expect, it } from "vitest";
+import {
+  type Caller,
+  createImagePipeline,
+  DEFAULT_LIMITS,
+  type ImageCodec,
+  type ImageFormat,
+  isImagePipelineError,
+  type TransformRequest,
+} from "../src/index.js";
+import { estimateJobBytes } from "../src/internal.js";
+import { outputPixelsIssue } from "../src/limits.js";
+import { ENCODER_BYTES_PER_PIXEL } from "../src/policies/memory-budget.js";
+import { memoryDeps } from "./memory-deps.js";
+
+// The memory estimate covers each format's encoder, and the per-format output limits refuse an
+// output (AVIF above all) that the encoder could not make within the deadline and the budget,
+// before anything is decoded or encoded.
+
+const MB = 1024 * 1024;
+const black = { r: 0, g: 0, b: 0, alpha: 1 };
+
+const PNG = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
+/** A fake PNG: the magic bytes, then width and height as 16-bit numbers. */
+const fake = (width: number, height: number) =>
+  new Uint8Array([...PNG, width >> 8, width & 255, height >> 8, height & 255]);
+const sizeOf = (input: Uint8Array) => ({
+  width: (input[8]! << 8) | input[9]!,
+  height: (input[10]! << 8) | input[11]!,
+});
+
+/** A codec that reads fake PNGs, writes every format, and records each transform it is asked for. */
+function recordingCodec() {
+  const calls: TransformRequest[] = [];
+  const codec: ImageCodec = {
+    name: "fake",
+    capabilities: {
+      inputFormats: ["png"],
+      outputFormats: ["png", "jpeg", "webp", "avif", "gif", "tiff"],
+      steps: ["resize", "rotate"],
+    },
+    probe: async (input) => ({ format: "png", ...sizeOf(input) }),
+    transform: async (request) => {
+      calls.push(request);
+      return { data: request.input, format: request.output.format, ...sizeOf(request.input) };
+    },
+    sample: async () => ({
+      width: 1,
+      height: 1,
+      data: new Uint8Array([1, 2, 3, 255]),
+      hasAlpha: false,
+      frames: 1,
+    }),
+  };
+  return { codec, calls };
+}
+
+const live: Caller = { accountId: "a", keyKind: "live", keyId: "k1" };
+
+async function refusal(promise: Promise<unknown>) {
+  const error = await promise.then(
+    () => null,
+    (caught: unknown) => caught,
+  );
+  if (!isImagePipelineError(error)) throw new Error(`expected a pipeline error, got ${String(error)}`);
+  return error;
+}
+
+describe("the memory estimate of a job's encoder", () => {
+  it("covers what a 45 degree rotation of 50 megapixels to AVIF was measured to peak at (3.27 GB)", () => {
+    const source = { width: 7071, height: 7071 };
+    const steps = [{ type: "rotate" as const, angle: 45, background: black }];
+    const measuredPeak = 3.27e9;
+    // Decode and passes alone (no format): what the estimate was before the encoders counted.
+    const passes = estimateJobBytes(source, steps);
+    expect(passes).toBeLessThan(measuredPeak);
+    expect(estimateJobBytes(source, steps, 1, "avif")).toBeGreaterThanOrEqual(measuredPeak);
+    // So the default 1 GiB budget refuses it (a 422) before any decode, whatever the output limits.
+    expect(estimateJobBytes(source, steps, 1, "avif")).toBeGreaterThan(1024 * MB);
+  });
+
+  it("orders the encoders by their working set and scales it with the output's pixels and frames", () => {
+    const order: ImageFormat[] = ["jpeg", "png", "webp", "gif", "avif"];
+    const sizes = order.map((format) => ENCODER_BYTES_PER_PIXEL[format]);
+    expect(sizes).toEqual([...sizes].sort((a, b) => a - b));
+    const input = { width: 1000, height: 1000 };
+    const to = (side: number) => [
+      {
+        type: "resize" as const,
+        width: side,
+        height: side,
+        fit: "fill" as const,
+        position: "center" as const,
+        background: black,
+      },
+    ];
+    const small = estimateJobBytes(input, to(500), 1, "avif") - estimateJobBytes(input, to(500));
+    const large = estimateJobBytes(input, to(1000), 1, "avif") - estimateJobBytes(input, to(1000));
+    expect(large).toBe(4 * small);
+    expect(estimateJobBytes(input, to(500), 3, "gif")).toBe(3 * estimateJobBytes(input, to(500), 1, "gif"));
+  });
+});
+
+describe("the budget with the encoder counted", () => {
+  it("refuses rot_45 of 50 megapixels to an allowed-size AVIF with a 422 before the codec runs", async () => {
+    const { codec, calls } = recordingCodec();
+    const pipeline = createImagePipeline(memoryDeps(codec), {
+      delivery: { allowUnsigned: true },
+      memoryBudget: {},
+    });
+    const image = await pipeline.uploadImage(live, { name: "large", image: fake(7071, 7071) });
+    await pipeline.publishImage(live, { imageId: image.id });
+    const uploads = calls.length;
+    // The output (4000 x 4000) is within AVIF's limit; the rotated 10000 x 10000 canvas and the
+    // encoder together are not within the default 1 GiB.
+    const refused = await refusal(
+      pipeline.deliverVariant({ imageId: image.id, file: "h_4000,rot_45,w_4000.avif", signature: "_" }),
+    );
+    expect(refused.code).toBe("IMAGE_TOO_LARGE");
+    expect(refused.issues[0]?.message).toMatch(/^needs about \d+ MB of pixel memory/);
+    expect(calls.length).toBe(uploads);
+    // The same variant in JPEG fits (its encoder streams).
+    await pipeline.deliverVariant({ imageId: image.id, file: "h_4000,rot_45,w_4000.jpg", signature: "_" });
+    expect(calls.length).toBe(uploads + 1);
+  });
+});
+
+describe("per-format output limits", () => {
+  it("refuse a 9999 x 9999 AVIF by default with a 422 naming the field, before the codec runs", async () => {
+    expect(DEFAULT_LIMITS.maxOutputPixels.avif).toBeLessThan(9999 * 9999);
+    const { codec, calls } = recordingCodec();
+    const pipeline = createImagePipeline(memoryDeps(codec), {
+      delivery: { allowUnsigned: true },
+      memoryBudget: {},
+    });
+    const image = await pipeline.uploadImage(live, { name: "small", image: fake(100, 100) });
+    await pipeline.publishImage(live, { imageId: image.id });
+    const uploads = calls.length;
+
+    const transformed = await refusal(
+      pipeline.transformImage(live, {
+        imageId: image.id,
+        body: {
+          steps: [
+            { op: "resize", width: 9999, height: 9999, fit: "fill" },
+            { op: "convert", format: "avif" },
+          ],
+        },
+      }),
+    );
+    expect(transformed.code).toBe("OUTPUT_TOO_LARGE");
+    expect(transformed.issues.map((issue) => issue.path)).toEqual(["steps.0.width"]);
+    expect(transformed.issues[0]?.message).toMatch(/avif image of at most 16,777,216 pixels/);
+
+    const variant = await refusal(
+      pipeline.deliverVariant({ imageId: image.id, file: "h_9999,w_9999.avif", signature: "_" }),
+    );
+    expect(variant.code).toBe("OUTPUT_TOO_LARGE");
+    expect(variant.issues.map((issue) => issue.path)).toEqual(["w_9999"]);
+    // Nothing was decoded or encoded for either, and no memory is left reserved.
+    expect(calls.length).toBe(uploads);
+    expect(pipeline.memory()?.reservedBytes).toBe(0);
+
+    // The largest AVIF is allowed.
+    await pipeline.deliverVariant({ imageId: image.id, file: "h_4096,w_4096.avif", signature: "_" });
+    expect(calls.at(-1)?.output.format).toBe("avif");
+    // An `auto` variant skips AVIF when the output is too large for it (WebP's limit is higher),
+    // and WebP when too large for that too, rather than failing.
+    const auto = await pipeline.deliverVariant({
+      imageId: image.id,
+      file: "h_4500,w_4500.auto",
+      signature: "_",
+      accept: "image/avif,image/webp",
+    });
+    expect(auto.contentType).toBe("image/webp");
+    const larger = await pipeline.deliverVariant({
+      imageId: image.id,
+      file: "h_9999,w_9999.auto",
+      signature: "_",
+      accept: "image/avif,image/webp",
+    });
+    expect(larger.contentType).toBe("image/png");
+  });
+
+  it("count every frame of an animation the format keeps animated", () => {
+    const limits = { maxOutputPixels: { ...DEFAULT_LIMITS.maxOutputPixels, gif: 100 * 100 } };
+    expect(outputPixelsIssue(limits, "gif", { width: 50, height: 50 }, "w_50", 4)).toBeNull();
+    expect(outputPixelsIssue(limits, "gif", { width: 50, height: 50 }, "w_50", 5)?.path).toBe("w_50");
+    // A still format keeps one frame.
+    expect(outputPixelsIssue(limits, "png", { width: 50, height: 50 }, "w_50", 500)).toBeNull();
+  });
+
+  it("are configurable per format", async () => {
+    const { codec, calls } = recordingCodec();
+    const pipeline = createImagePipeline(memoryDeps(codec), {
+      limits: { maxOutputPixels: { webp: 50 * 50, gif: 40 * 40 } },
+    });
+    const image = await pipeline.uploadImage(live, { name: "small", image: fake(60, 60) });
+    const before = calls.length;
+    const converted = await refusal(
+      pipeline.convertImage(live, { imageId: image.id, body: { format: "webp" } }),
+    );
+    expect(converted.code).toBe("OUTPUT_TOO_LARGE");
+    expect(converted.issues.map((issue) => issue.path)).toEqual(["format"]);
+    const rotated = await refusal(
+      pipeline.transformImage(live, {
+        imageId: image.id,
+        body: {
+          steps: [
+            { op: "resize", width: 30 },
+            { op: "rotate", angle: 45 },
+            { op: "convert", format: "gif" },
+          ],
+        },
+      }),
+    );
+    expect(rotated.issues.map((issue) => issue.path)).toEqual(["steps.1.angle"]);
+    expect(calls.length).toBe(before);
+    // An upload is re-encoded in its own format: one too large for it names the upload's field.
+    const uploaded = await refusal(
+      createImagePipeline(memoryDeps(codec), { limits: { maxOutputPixels: { png: 50 * 50 } } }).uploadImage(
+        live,
+        { name: "large", image: fake(60, 60) },
+      ),
+    );
+    expect(uploaded.code).toBe("OUTPUT_TOO_LARGE");
+    expect(uploaded.issues.map((issue) => issue.path)).toEqual(["image"]);
+    await pipeline.transformImage(live, {
+      imageId: image.id,
+      body: {
+        steps: [
+          { op: "resize", width: 40 },
+          { op: "convert", format: "gif" },
+        ],
+      },
+    });
+    expect(calls.length).toBe(before + 1);
+  });
+});
