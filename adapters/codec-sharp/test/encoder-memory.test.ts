@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import type { TransformStep } from "@pixport/core";
+import type { TransformStep } from "@pixport/core/adapter-kit";
 import { estimateJobBytes } from "@pixport/core/internal";
 import sharp from "sharp";
 import { afterAll, describe, expect, it } from "vitest";

@@ -15,7 +15,7 @@ export { signedUrlSchema } from "./operations/deliver-variant.js";
 export { pipelineContext } from "./pipeline.js";
 export { billedUnits } from "./policies/billing.js";
 export { policyOptionsSchema, quotaPeriod } from "./policies/limits-policy.js";
-export { memoryBudgetOptionsSchema } from "./policies/memory-budget.js";
+export { estimateJobBytes, memoryBudgetOptionsSchema } from "./policies/memory-budget.js";
 export { modelCircuitOptionsSchema } from "./policies/model-circuit.js";
 export { testWatermarkLayer } from "./policies/test-watermark.js";
 export { createUrlImportPolicy, urlImportOptionsSchema } from "./policies/url-import-policy.js";

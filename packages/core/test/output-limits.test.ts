@@ -8,9 +8,8 @@ import {
   isImagePipelineError,
   type TransformRequest,
 } from "../src/index.js";
-import { estimateJobBytes } from "../src/internal.js";
 import { outputPixelsIssue } from "../src/limits.js";
-import { ENCODER_BYTES_PER_PIXEL } from "../src/policies/memory-budget.js";
+import { ENCODER_BYTES_PER_PIXEL, estimateJobBytes } from "../src/policies/memory-budget.js";
 import { memoryDeps } from "./memory-deps.js";
 
 // The memory estimate covers each format's encoder, and the per-format output limits refuse an
