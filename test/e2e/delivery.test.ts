@@ -195,9 +195,9 @@ describe.each(CODECS)("variant delivery (%s)", (codec) => {
       "fit_stretch must be one of: fill, contain, cover, inside",
       "q_500 must be an integer between 1 and 100",
       "w_0 must be an integer between 1 and 10000",
-      "zoom_2 is not a modifier (w, h, fit, pos, dpr, q, rot, flip, blur, crop, bg, p, exp)",
+      "zoom_2 is not a modifier (w, h, fit, pos, dpr, q, rot, flip, blur, crop, bg, p, exp, enlarge)",
     ]);
-    const tooWide = await get(await url(["w_6000", "dpr_2"]));
+    const tooWide = await get(await url(["w_6000", "dpr_2", "enlarge_1"]));
     expect(tooWide.status).toBe(422);
   });
 

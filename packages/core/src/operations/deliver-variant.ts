@@ -97,6 +97,13 @@ export interface SignedUrl {
   expires_at: string;
 }
 
+/**
+ * Part of every variant's cache key: changed when one URL comes to mean other bytes (no upscaling
+ * without `enlarge_1`, never larger than the original), so variants cached by older rules are
+ * computed again rather than served.
+ */
+const VARIANT_RULES = "rules-2";
+
 /** A map that forgets its oldest entries beyond `limit`. */
 function boundedMemo<T>(limit: number): {
   get(key: string): T | undefined;
@@ -227,7 +234,7 @@ export function createVariantDelivery(
     const withoutExpiry = canonicalModifiers(parts.tokens.filter((token) => tokenKey(token) !== "exp"));
     // A preset is keyed by what it expands to: redefining it makes new variants, not old ones.
     const preset = modifiers.p === undefined ? "" : `|p=${options.presets[modifiers.p]}`;
-    const identity = `${withoutExpiry}${preset}|${format}|${quality}`;
+    const identity = `${withoutExpiry}${preset}|${format}|${quality}|${VARIANT_RULES}`;
     let key = keys.get(identity);
     if (key === undefined) {
       key = `${(await sha256Hex(identity)).slice(0, 40)}.${FILE_EXTENSIONS[format]}`;

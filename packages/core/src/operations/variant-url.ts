@@ -45,6 +45,8 @@ interface Modifiers {
   bg?: Rgba;
   p?: string;
   exp?: number;
+  /** `enlarge_1`: `w_`/`h_` may make the variant larger than its source. */
+  enlarge?: true;
 }
 
 /** The key of a `key_value` token. */
@@ -156,8 +158,12 @@ export function parseTokens(tokens: readonly string[], presets: Readonly<Record<
         else result.exp = number;
         break;
       }
+      case "enlarge":
+        if (value !== "1") bad("must be enlarge_1 (allows a variant larger than its source)");
+        else result.enlarge = true;
+        break;
       default:
-        bad("is not a modifier (w, h, fit, pos, dpr, q, rot, flip, blur, crop, bg, p, exp)");
+        bad("is not a modifier (w, h, fit, pos, dpr, q, rot, flip, blur, crop, bg, p, exp, enlarge)");
     }
   }
   if (issues.length > 0) throw validationError(issues);
@@ -203,10 +209,21 @@ export function variantSteps(
     let height = modifiers.h === undefined ? undefined : Math.round(modifiers.h * dpr);
     let fit = modifiers.fit ?? "cover";
     if (width !== undefined && height !== undefined && fit === "inside") {
-      const factor = Math.min(width / size.width, height / size.height);
+      // The box bounds the output: without enlarge_1, the source's own size bounds it too.
+      const factor = Math.min(width / size.width, height / size.height, modifiers.enlarge ? Infinity : 1);
       width = Math.max(1, Math.round(size.width * factor));
       height = Math.max(1, Math.round(size.height * factor));
       fit = "fill";
+    } else if (modifiers.enlarge !== true) {
+      // No upscaling unless asked: a box larger than the source shrinks, keeping its aspect
+      // ratio, until it fits inside it (an upscaled variant has more bytes and no more detail).
+      const shrink = Math.min(
+        1,
+        width === undefined ? 1 : size.width / width,
+        height === undefined ? 1 : size.height / height,
+      );
+      if (width !== undefined) width = Math.max(1, Math.round(width * shrink));
+      if (height !== undefined) height = Math.max(1, Math.round(height * shrink));
     }
     if (width === undefined || height === undefined) fit = "fill";
     width ??= Math.max(1, Math.round((size.width * height!) / size.height));
@@ -223,8 +240,11 @@ export function variantSteps(
       position,
       background: opaqueBackground,
     };
-    steps.push(step);
-    size = stepOutputSize(step, size);
+    // A resize to the size the image already has changes nothing (every fit is the identity).
+    if (width !== size.width || height !== size.height) {
+      steps.push(step);
+      size = stepOutputSize(step, size);
+    }
   }
   if (modifiers.blur !== undefined) {
     steps.push(...blurSteps(modifiers.blur, size));
