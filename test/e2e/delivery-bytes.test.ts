@@ -1,7 +1,18 @@
 import { variantUrl } from "@pixport/url-signer";
 import sharp from "sharp";
 import { beforeAll, describe, expect, it } from "vitest";
-import { CODECS, call, decode, isClose, newKey, pixel, quadrants, upload, useServer } from "./harness.js";
+import {
+  CODECS,
+  call,
+  decode,
+  isClose,
+  newKey,
+  photo,
+  pixel,
+  quadrants,
+  upload,
+  useServer,
+} from "./harness.js";
 
 const SECRET = "bytes-delivery-secret-0123456789";
 const RED = [255, 0, 0];
@@ -104,5 +115,58 @@ describe.each(CODECS)("variant delivery sends no more pixels than the source has
     expect(answer.status).toBe(200);
     const raw = await decode(answer.bytes);
     expect([raw.width, raw.height]).toEqual([300, 200]);
+  });
+});
+
+describe.each(CODECS)("a format/quality-only variant is never larger than the original (%s)", (codec) => {
+  const running = useServer({ codec, delivery: { signingKeys: [SECRET] } });
+  let imageId: string;
+  let original: Uint8Array;
+  const get = async (modifiers: string[], ext: string, headers: Record<string, string> = {}) =>
+    call(
+      running.url,
+      "GET",
+      await variantUrl({ base: running.url, secret: SECRET, imageId, modifiers, ext: ext as never }),
+      { headers },
+    );
+
+  beforeAll(async () => {
+    const key = await newKey(running.server, "live", `bytes-original-${codec}`);
+    imageId = (await upload(running.url, key, await photo(320, 240), "photo")).id;
+    const published = await call(running.url, "POST", `/v1/images/${imageId}/publish`, { key });
+    expect(published.status).toBe(201);
+    original = (await call(running.url, "GET", (published.json as { url: string }).url)).bytes;
+    expect(original.byteLength).toBeGreaterThan(1000);
+  });
+
+  it("q_100 of a JPEG as .jpg answers the stored JPEG's bytes, also on the cache HIT", async () => {
+    const first = await get(["q_100"], "jpg");
+    expect(first.status).toBe(200);
+    expect(first.headers.get("content-type")).toBe("image/jpeg");
+    expect(Buffer.from(first.bytes).equals(Buffer.from(original))).toBe(true);
+    const again = await get(["q_100"], "jpg");
+    expect(again.headers.get("x-cache")).toBe("HIT");
+    expect(again.headers.get("content-type")).toBe("image/jpeg");
+    expect(Buffer.from(again.bytes).equals(Buffer.from(original))).toBe(true);
+  });
+
+  it("auto answers the original JPEG (with Vary: Accept) when the WebP would be larger", async () => {
+    const answer = await get(["q_100"], "auto", { accept: "image/webp,*/*" });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get("content-type")).toBe("image/jpeg");
+    expect(answer.headers.get("vary") ?? "").toMatch(/accept/i);
+    expect(Buffer.from(answer.bytes).equals(Buffer.from(original))).toBe(true);
+  });
+
+  it("a smaller result is still the variant; an explicit other format or any geometry is never the original", async () => {
+    const smaller = await get(["q_20"], "jpg");
+    expect(smaller.headers.get("content-type")).toBe("image/jpeg");
+    expect(smaller.bytes.byteLength).toBeLessThan(original.byteLength);
+    const webp = await get(["q_100"], "webp");
+    expect(webp.headers.get("content-type")).toBe("image/webp");
+    expect(webp.bytes.byteLength).toBeGreaterThan(original.byteLength);
+    const resized = await get(["q_100", "w_319"], "jpg");
+    expect((await decode(resized.bytes)).width).toBe(319);
+    expect(Buffer.from(resized.bytes).equals(Buffer.from(original))).toBe(false);
   });
 });

@@ -8,13 +8,14 @@ import { imagePathSchema, parseAll } from "../schemas.js";
 import { BLACK } from "../transforms/color.js";
 import { type Size, stepOutputSize } from "../transforms/plan.js";
 import type { TransformStep } from "../transforms/steps.js";
-import { type Caller, loadOwnedImage, type PipelineContext, runCodec } from "./context.js";
+import { type Caller, loadImageBytes, loadOwnedImage, type PipelineContext, runCodec } from "./context.js";
 import { type ImageBodyInput, type ParsedImageBody, parseImageId } from "./inputs.js";
 import {
   canonicalModifiers,
   chooseFormat,
   EXTENSIONS,
   type Extension,
+  originalAcceptable,
   parseTokens,
   sizeToken,
   splitFile,
@@ -234,7 +235,10 @@ export function createVariantDelivery(
     const withoutExpiry = canonicalModifiers(parts.tokens.filter((token) => tokenKey(token) !== "exp"));
     // A preset is keyed by what it expands to: redefining it makes new variants, not old ones.
     const preset = modifiers.p === undefined ? "" : `|p=${options.presets[modifiers.p]}`;
-    const identity = `${withoutExpiry}${preset}|${format}|${quality}|${VARIANT_RULES}`;
+    // A variant that changes only the format or quality never costs more bytes than the original
+    // it came from, when the original is one the request accepts (so it is part of the key).
+    const orOriginal = steps.length === 0 && originalAcceptable(ext, request.accept, record);
+    const identity = `${withoutExpiry}${preset}|${format}|${quality}|${VARIANT_RULES}${orOriginal ? "|or-original" : ""}`;
     let key = keys.get(identity);
     if (key === undefined) {
       key = `${(await sha256Hex(identity)).slice(0, 40)}.${FILE_EXTENSIONS[format]}`;
@@ -250,7 +254,7 @@ export function createVariantDelivery(
         flight = (async () => {
           const release = await dependencies.reserveMiss?.(record.accountId);
           try {
-            const made = await compute(record, steps, format, quality, request.signal);
+            const made = await compute(record, steps, format, quality, orOriginal, request.signal);
             await cache.put(imageId, key, made);
             return made;
           } catch (error) {
@@ -294,6 +298,7 @@ export function createVariantDelivery(
     steps: TransformStep[],
     format: ImageFormat,
     quality: number,
+    orOriginal: boolean,
     signal: AbortSignal | undefined,
   ): Promise<CachedVariant> {
     const work = async () => {
@@ -304,6 +309,9 @@ export function createVariantDelivery(
         onError: "stored",
         memory: { size: record, field: "image", frames: record.frames, signal },
       });
+      if (orOriginal && encoded.data.byteLength > record.size) {
+        return { data: await loadImageBytes(context, record), contentType: MIME_TYPES[record.format] };
+      }
       return { data: encoded.data, contentType: MIME_TYPES[encoded.format] };
     };
     return gate === undefined ? work() : gate.run(work, signal);

@@ -1,4 +1,4 @@
-import { formatFromSpelling, MIME_TYPES } from "../image.js";
+import { formatFromSpelling, MIME_TYPES, sniffImageFormat } from "../image.js";
 import type { BlobStore } from "../ports/blob-store.js";
 import type { VariantCache } from "../ports/variant-cache.js";
 
@@ -74,7 +74,7 @@ export function createBlobVariantCache(
       const memory = hot.get(name);
       if (memory !== undefined) {
         keepHot(name, memory);
-        return { data: memory, contentType: contentTypeOf(name) };
+        return { data: memory, contentType: contentTypeOf(name, memory) };
       }
       const data = await store.get(name);
       if (data === null) {
@@ -87,7 +87,7 @@ export function createBlobVariantCache(
       }
       await touch(name, data.byteLength);
       keepHot(name, data);
-      return { data, contentType: contentTypeOf(name) };
+      return { data, contentType: contentTypeOf(name, data) };
     },
     async put(imageId, key, variant) {
       const name = blobKey(imageId, key);
@@ -113,8 +113,13 @@ export function createBlobVariantCache(
   };
 }
 
-/** The content type of a cached variant from its key's extension. */
-function contentTypeOf(name: string): string {
+/**
+ * The content type of a cached variant: from its bytes (a variant may be the original, in another
+ * format than its key's extension), else from its key's extension.
+ */
+function contentTypeOf(name: string, data: Uint8Array): string {
+  const sniffed = sniffImageFormat(data);
+  if (sniffed !== null) return MIME_TYPES[sniffed];
   const extension = name.slice(name.lastIndexOf(".") + 1);
   const format = formatFromSpelling(extension);
   return format === null ? "application/octet-stream" : MIME_TYPES[format];

@@ -7,6 +7,7 @@ import {
   formatSpellings,
   type ImageFormat,
   type ImageRecord,
+  MIME_TYPES,
 } from "../image.js";
 import { POSITIONS } from "../schemas.js";
 import { BLACK, parseColor, type Rgba, TRANSPARENT } from "../transforms/color.js";
@@ -265,6 +266,16 @@ function accepts(accept: string | undefined, type: string): boolean {
     const q = parameters.map((parameter) => parameter.trim()).find((parameter) => parameter.startsWith("q="));
     return q === undefined || Number(q.slice(2)) > 0;
   });
+}
+
+/**
+ * Whether the stored original may stand in for a variant asked as `ext`: the same format, or for
+ * `auto` a format every browser shows (JPEG, PNG, GIF) or one the `Accept` header lists.
+ */
+export function originalAcceptable(ext: Extension, accept: string | undefined, source: ImageRecord): boolean {
+  if (ext !== "auto") return (ext === "jpg" ? "jpeg" : ext) === source.format;
+  if (source.format === "jpeg" || source.format === "png" || source.format === "gif") return true;
+  return source.format !== "tiff" && accepts(accept, MIME_TYPES[source.format]);
 }
 
 /**
