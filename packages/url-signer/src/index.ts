@@ -129,15 +129,31 @@ export async function variantUrl(options: VariantUrlOptions): Promise<string> {
   return `${options.base.replace(/\/+$/, "")}/v/${await sign(options.secret, path)}${path}`;
 }
 
-/** A `srcset` value: one signed URL per width (`w_{width}` added to the modifiers), `{url} {width}w`. */
+/**
+ * A `srcset` value: one signed URL per width (`w_{width}` added to the modifiers), `{url} {width}w`.
+ * Given `sourceWidth` (the image's width in px), no width above it is listed: the server does not
+ * upscale, so such an entry would promise pixels it never sends. When every width is above it, the
+ * source's own width is the one entry. With `enlarge_1` among the modifiers every width is kept.
+ */
 export async function srcset(
   options: Omit<VariantUrlOptions, "modifiers"> & {
     widths: readonly number[];
     modifiers?: readonly string[];
+    /** The source image's width in px (the `width` of the image resource). */
+    sourceWidth?: number;
   },
 ): Promise<string> {
+  const { sourceWidth } = options;
+  if (sourceWidth !== undefined && !(Number.isInteger(sourceWidth) && sourceWidth >= 1)) {
+    throw new TypeError("sourceWidth must be a positive integer.");
+  }
+  let widths = [...new Set(options.widths)];
+  if (sourceWidth !== undefined && !(options.modifiers ?? []).includes("enlarge_1")) {
+    const within = widths.filter((width) => width <= sourceWidth);
+    widths = within.length === widths.length ? within : [...new Set([...within, sourceWidth])];
+  }
   const entries = await Promise.all(
-    options.widths.map(async (width) => {
+    widths.map(async (width) => {
       const modifiers = [
         ...(options.modifiers ?? []).filter((token) => tokenKey(token) !== "w"),
         `w_${width}`,
