@@ -170,3 +170,51 @@ describe.each(CODECS)("a format/quality-only variant is never larger than the or
     expect(Buffer.from(resized.bytes).equals(Buffer.from(original))).toBe(false);
   });
 });
+
+describe.each(CODECS)("default quality per output format (%s)", (codec) => {
+  const configured = useServer({ codec, delivery: { signingKeys: [SECRET], defaultQuality: { avif: 40 } } });
+  const plain = useServer({ codec, delivery: { signingKeys: [SECRET] } });
+  const ids = new Map<string, string>();
+  const get = async (server: { url: string }, modifiers: string[], ext: string) => {
+    const answer = await call(
+      server.url,
+      "GET",
+      await variantUrl({
+        base: server.url,
+        secret: SECRET,
+        imageId: ids.get(server.url)!,
+        modifiers,
+        ext: ext as never,
+      }),
+    );
+    expect(answer.status, JSON.stringify(answer.json)).toBe(200);
+    return answer.bytes;
+  };
+
+  beforeAll(async () => {
+    for (const server of [configured, plain]) {
+      const key = await newKey(server.server, "live", `bytes-quality-${codec}`);
+      const id = (await upload(server.url, key, await photo(320, 240), "photo")).id;
+      expect((await call(server.url, "POST", `/v1/images/${id}/publish`, { key })).status).toBe(201);
+      ids.set(server.url, id);
+    }
+  });
+
+  const same = (a: Uint8Array, b: Uint8Array) => Buffer.from(a).equals(Buffer.from(b));
+
+  it("without q_, each format uses its own default (AVIF 64, WebP 82, JPEG 80); a given q_ wins", async () => {
+    const avif = await get(plain, ["w_200"], "avif");
+    expect(same(avif, await get(plain, ["w_200", "q_64"], "avif"))).toBe(true);
+    expect(same(avif, await get(plain, ["w_200", "q_80"], "avif"))).toBe(false);
+    expect(same(await get(plain, ["w_200"], "jpg"), await get(plain, ["w_200", "q_80"], "jpg"))).toBe(true);
+    expect(same(await get(plain, ["w_200"], "webp"), await get(plain, ["w_200", "q_82"], "webp"))).toBe(true);
+  });
+
+  it("delivery.defaultQuality sets one format's default; the others keep theirs", async () => {
+    const avif = await get(configured, ["w_200"], "avif");
+    expect(same(avif, await get(configured, ["w_200", "q_40"], "avif"))).toBe(true);
+    expect(
+      same(await get(configured, ["w_200"], "jpg"), await get(configured, ["w_200", "q_80"], "jpg")),
+    ).toBe(true);
+  });
+});

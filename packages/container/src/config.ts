@@ -105,6 +105,23 @@ export const deliveryConfigSchema = z
     signingKeys: z.array(z.string().min(16, "must be at least 16 characters")).default([]),
     presets: z.record(z.string().regex(/^[a-z0-9-]{1,32}$/), z.string().min(1).max(200)).default({}),
     allowUnsigned: z.boolean().default(false),
+    /**
+     * Quality when a variant URL has no `q_`: one number, or per format (`{ avif: 55 }`; formats
+     * left out keep theirs). @default { jpeg: 80, webp: 82, avif: 64, png: 80, gif: 80, tiff: 80 }
+     */
+    defaultQuality: z
+      .union([
+        z.number().int().min(1).max(100),
+        z.strictObject({
+          jpeg: z.number().int().min(1).max(100).optional(),
+          webp: z.number().int().min(1).max(100).optional(),
+          avif: z.number().int().min(1).max(100).optional(),
+          png: z.number().int().min(1).max(100).optional(),
+          gif: z.number().int().min(1).max(100).optional(),
+          tiff: z.number().int().min(1).max(100).optional(),
+        }),
+      ])
+      .optional(),
     /** Bytes of variants kept on this node's store (least recently used out first). @default 256 MiB */
     cacheBytes: z
       .number()

@@ -20,6 +20,9 @@ export function pipelineOptionsOf(
       baseUrl: settings.publicStorageBaseUrl,
       presets: settings.delivery.presets,
       allowUnsigned: settings.delivery.allowUnsigned,
+      ...(settings.delivery.defaultQuality === undefined
+        ? {}
+        : { defaultQuality: settings.delivery.defaultQuality }),
     },
     variantCacheBytes: settings.delivery.cacheBytes,
     backgroundFacts: true,
