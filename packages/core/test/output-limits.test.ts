@@ -151,8 +151,9 @@ describe("per-format output limits", () => {
     expect(transformed.issues.map((issue) => issue.path)).toEqual(["steps.0.width"]);
     expect(transformed.issues[0]?.message).toMatch(/avif image of at most 16,777,216 pixels/);
 
+    // Variants never exceed their source unless enlarge_1 asks for it.
     const variant = await refusal(
-      pipeline.deliverVariant({ imageId: image.id, file: "h_9999,w_9999.avif", signature: "_" }),
+      pipeline.deliverVariant({ imageId: image.id, file: "enlarge_1,h_9999,w_9999.avif", signature: "_" }),
     );
     expect(variant.code).toBe("OUTPUT_TOO_LARGE");
     expect(variant.issues.map((issue) => issue.path)).toEqual(["w_9999"]);
@@ -161,20 +162,24 @@ describe("per-format output limits", () => {
     expect(pipeline.memory()?.reservedBytes).toBe(0);
 
     // The largest AVIF is allowed.
-    await pipeline.deliverVariant({ imageId: image.id, file: "h_4096,w_4096.avif", signature: "_" });
+    await pipeline.deliverVariant({
+      imageId: image.id,
+      file: "enlarge_1,h_4096,w_4096.avif",
+      signature: "_",
+    });
     expect(calls.at(-1)?.output.format).toBe("avif");
     // An `auto` variant skips AVIF when the output is too large for it (WebP's limit is higher),
     // and WebP when too large for that too, rather than failing.
     const auto = await pipeline.deliverVariant({
       imageId: image.id,
-      file: "h_4500,w_4500.auto",
+      file: "enlarge_1,h_4500,w_4500.auto",
       signature: "_",
       accept: "image/avif,image/webp",
     });
     expect(auto.contentType).toBe("image/webp");
     const larger = await pipeline.deliverVariant({
       imageId: image.id,
-      file: "h_9999,w_9999.auto",
+      file: "enlarge_1,h_9999,w_9999.auto",
       signature: "_",
       accept: "image/avif,image/webp",
     });
