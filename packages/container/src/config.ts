@@ -203,9 +203,10 @@ export const pixportContainerConfigSchema = z
     /** Time an upload body may take before its rate is checked, ms. @default 10000 */
     uploadGraceMs: z.number().int().min(100).max(600_000).default(10_000),
     /**
-     * Bytes of stored originals kept in memory, least recently used out first, each from its second
-     * read among the last 1,024 (never on upload; see `createCachingBlobStore`); `0` disables the
-     * cache. @default 64 MiB
+     * Bytes of stored originals kept in memory, least recently used out first, each from a read
+     * that follows a recent one (among the last 1,024) when there is room for it or the blobs read
+     * since fit beside it (never on upload; see `createCachingBlobStore`); `0` disables the cache.
+     * @default 64 MiB
      */
     blobCacheBytes: z
       .number()
