@@ -381,6 +381,7 @@ export function createPixportClient(options: PixportClientOptions): PixportClien
       unwrap(
         raw.GET("/v/{signature}/{image_id}/{variant}", {
           params: { path: { signature, image_id: imageId, variant } },
+          pathSerializer: variantPath,
           parseAs: "blob",
           // No key: variant URLs are public (and the browser may cache them).
           headers: { "x-api-key": null, ...(accept === undefined ? {} : { accept }) },
@@ -391,4 +392,17 @@ export function createPixportClient(options: PixportClientOptions): PixportClien
     openapi: (call = {}) =>
       unwrap(raw.GET("/v1/openapi.json", { ...call }), "GET") as Promise<Record<string, unknown>>,
   };
+}
+
+/**
+ * A variant URL's path as the URL signer writes it: a variant URL has one spelling, and the
+ * server answers 404 to a percent-encoded one, so the commas between modifiers and the colons of
+ * `crop_` stay as they are (every other character of a variant path is URL-safe).
+ */
+function variantPath(pathname: string, params: Record<string, unknown>): string {
+  return pathname.replace(/\{(\w+)\}/g, (_whole, name: string) =>
+    encodeURIComponent(String(params[name] ?? ""))
+      .replace(/%2C/gi, ",")
+      .replace(/%3A/gi, ":"),
+  );
 }
