@@ -46,7 +46,7 @@ export { createMemoryKeyStore } from "./memory/memory-key-store.js";
 export { createMemoryLockService } from "./memory/memory-lock-service.js";
 export { createMemoryQuotaStore } from "./memory/memory-quota-store.js";
 export { createMemoryRateLimiter } from "./memory/memory-rate-limiter.js";
-export type * as Operations from "./operation-types.js";
+export type { Operations } from "./operation-types.js";
 export type { Caller } from "./operations/context.js";
 export { createBlobVariantCache, type DeliveryOptions } from "./operations/deliver-variant.js";
 export {
