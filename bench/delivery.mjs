@@ -1,36 +1,12 @@
-// Variant delivery on the prebuilt server against references, in one run, same concurrency, each
-// server in its own child process, loaded by wrk (C, one thread, in its own process: its CPU is
-// reported beside the servers'). Two modes, each with its own fresh servers:
-// - one source: (a) cache hits: GET one signed variant URL (w_800.jpeg) again and again, against
-//   a bare node:http server streaming the same bytes from a file (target: at least 0.9x);
-//   (b) cache misses: a new width per request (w_400..w_1799) of one 1920x1280 JPEG.
-// - rotating sources: cache misses over --sources distinct 1920x1280 JPEGs (crops, flips and hue
-//   shifts of examples/assets/cat.jpg with film grain, and generated textured pictures), a new
-//   (image, width) per request: request i asks source i mod N at the next width of
-//   --rotating-widths, so each source's variants come once and the sources rotate, as a CDN in
-//   front of the server sends them.
-// Misses run against IPX 3 doing the same resize of the same local files and a raw sharp GET
-// server (read, decode with shrink-on-load, resize, encode), and against a second pixport server
-// with the codec's decoded-source cache off. Every miss URL is new to every server (the quality
-// steps down once the (image, width) pairs are used up), so no server answers from a cache of
-// results. Reported per server: requests/s, CPU ms per request (utime + stime of the server's
-// process tree from /proc, over the measurement; in brackets its JavaScript thread's share), p99
-// latency, and peak RSS (VmHWM) over its mode.
-// Targets: one source >= 1.5x IPX; rotating >= 1.2x IPX and >= 1.0x raw sharp, CPU per miss no
-// more than the cache-off server's; peak RSS <= 1.5x IPX's in both modes.
-// Usage: node bench/delivery.mjs [--mode both|one|rotating] [--seconds 8] [--rounds 2]
-//          [--concurrency 8] [--sources 40] [--rotating-widths 400-450] [--threads]
-// (--threads: each server's CPU per request split by thread name as well.)
-// Run `npx --yes pnpm@12 run build` first. Installs Debian's wrk (apt-get) when it is missing.
-import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { variantUrl } from "@pixport/url-signer";
-import { descendants, fixture, startChild, uploadTo } from "./lib.mjs";
+import { fixture, startChild, uploadTo } from "./lib.mjs";
+import { ensureWrk, load as loadWith, peakRss } from "./wrk.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -51,136 +27,7 @@ const [rotatingFrom, rotatingTo] = values["rotating-widths"].split("-").map(Numb
 const modes = values.mode === "both" ? ["one", "rotating"] : [values.mode];
 const here = path.dirname(fileURLToPath(import.meta.url));
 const SECRET = "bench-delivery-secret-0123456789";
-const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100;
-
-if (spawnSync("wrk", ["--version"]).error !== undefined) {
-  console.log("installing Debian's wrk (apt-get) ...");
-  execFileSync("sh", ["-c", "apt-get update -qq && apt-get install -y -qq wrk"], { stdio: "inherit" });
-}
-
-/** CPU time of a process and its descendants, ms (utime + stime from /proc; 0 once gone). */
-function treeCpuMs(pid) {
-  let ticks = 0;
-  for (const each of [pid, ...descendants(pid)]) {
-    try {
-      const stat = readFileSync(`/proc/${each}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // gone between two reads
-    }
-  }
-  return (ticks * 1000) / CLOCK_TICKS;
-}
-
-/** CPU time of a process's main thread (the JavaScript thread of a node server), ms. */
-function mainThreadCpuMs(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
-  } catch {
-    return 0;
-  }
-}
-
-/**
- * CPU time of a process tree's threads by thread name (the JavaScript thread is "node"; libuv's
- * pool, where sharp's pipelines and file I/O run, "libuv-worker"; V8's helpers "V8 DefaultWorke";
- * libvips' own threads), ms.
- */
-function threadCpuMs(pid) {
-  const byName = {};
-  for (const each of [pid, ...descendants(pid)]) {
-    let tasks = [];
-    try {
-      tasks = readdirSync(`/proc/${each}/task`);
-    } catch {
-      continue;
-    }
-    for (const task of tasks) {
-      try {
-        const stat = readFileSync(`/proc/${each}/task/${task}/stat`, "utf8");
-        const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")).replace(/[0-9]+$/, "");
-        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-        byName[name] = (byName[name] ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
-      } catch {
-        // gone between two reads
-      }
-    }
-  }
-  return byName;
-}
-
-/** CPU of this process's reaped children (wrk runs), ms. */
-function childrenCpuMs() {
-  const stat = readFileSync("/proc/self/stat", "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return ((Number(fields[13]) + Number(fields[14])) * 1000) / CLOCK_TICKS;
-}
-
-function peakRss(child) {
-  return new Promise((resolve) => {
-    child.once("message", (message) => resolve(message.peakRss));
-    child.send("peak-rss");
-  });
-}
-
-/**
- * wrk against `server` for `seconds`, GETting `paths` in turn: requests/s, p99 ms, failures, the
- * server's CPU ms per request, and wrk's own CPU ms per request.
- */
-async function load(server, paths, dir) {
-  const list = path.join(dir, "paths.txt");
-  await writeFile(list, `${paths.join("\n")}\n`);
-  const cpuBefore = treeCpuMs(server.child.pid);
-  const mainBefore = mainThreadCpuMs(server.child.pid);
-  const threadsBefore = threadCpuMs(server.child.pid);
-  const wrkBefore = childrenCpuMs();
-  const output = await new Promise((resolve, reject) => {
-    const wrk = spawn(
-      "wrk",
-      [
-        "-t1",
-        `-c${concurrency}`,
-        `-d${seconds}s`,
-        "--timeout",
-        "60s",
-        "-s",
-        path.join(here, "wrk-paths.lua"),
-        server.url,
-      ],
-      { env: { ...process.env, WRK_PATHS: list }, stdio: ["ignore", "pipe", "inherit"] },
-    );
-    let text = "";
-    wrk.stdout.on("data", (chunk) => {
-      text += chunk;
-    });
-    wrk.once("error", reject);
-    wrk.once("exit", () => resolve(text));
-  });
-  const cpu = treeCpuMs(server.child.pid) - cpuBefore;
-  const mainCpu = mainThreadCpuMs(server.child.pid) - mainBefore;
-  const threads = Object.entries(threadCpuMs(server.child.pid)).map(([name, ms]) => [
-    name,
-    ms - (threadsBefore[name] ?? 0),
-  ]);
-  const wrkCpu = childrenCpuMs() - wrkBefore;
-  const match = /RESULT (\d+) (\d+) (\d+) (\d+) (\d+)/.exec(output);
-  if (match === null) throw new Error(`wrk printed no result: ${output}`);
-  const [requests, durationUs, p99Us, badStatus, socketErrors] = match.slice(1).map(Number);
-  if (paths.length > 1 && requests > paths.length)
-    console.log(`  (wrk wrapped around the ${paths.length} paths: some were repeats)`);
-  return {
-    rps: requests / (durationUs / 1e6),
-    p99: p99Us / 1000,
-    failures: badStatus + socketErrors,
-    cpuPerRequest: cpu / Math.max(1, requests),
-    mainCpuPerRequest: mainCpu / Math.max(1, requests),
-    threadsPerRequest: Object.fromEntries(threads.map(([name, ms]) => [name, ms / Math.max(1, requests)])),
-    wrkCpuPerRequest: wrkCpu / Math.max(1, requests),
-  };
-}
+ensureWrk();
 
 /**
  * `count` distinct photo-like 1920x1280 JPEGs (q85), made once and kept in the system's temporary
@@ -238,6 +85,8 @@ async function rotatingSources(count) {
   }
   return Promise.all(files.map(async (file) => ({ name: path.basename(file), bytes: await readFile(file) })));
 }
+
+const load = (server, paths, dir) => loadWith(server, paths, dir, { concurrency, seconds });
 
 /** One mode's run: its servers, their measurements, and the summary rows. */
 async function runMode(mode) {
