@@ -11,14 +11,15 @@ import {
 import { formatBytes, parseOptions } from "@pixport/core/adapter-kit";
 import { billedUnits } from "@pixport/core/internal";
 import { z } from "zod";
-import { discardBody, mediaType, readJsonBody } from "./body.js";
+import { discardBody, readJsonBody } from "./body.js";
 import { errorAnswer } from "./error-funnel.js";
 import { errorBody, errorBodyResponse, jsonResponse } from "./error-status.js";
 import { parseMultipartUpload } from "./multipart.js";
+import { compile, matchRoute } from "./route-match.js";
 import { defaultRoutes } from "./routes/default-routes.js";
 import type { Route, RouteContext, RouteResult } from "./routes/route.js";
 import { type HttpRequest, type HttpResponse, headerValue } from "./types.js";
-import { createUploadAdmission } from "./upload-admission.js";
+import { createUploadAdmission, type UploadAdmission } from "./upload-admission.js";
 
 /** What a client may send as `X-Request-Id` (anything else is replaced by a new id). */
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -110,22 +111,22 @@ export type HttpHandlerOptions = z.input<typeof httpHandlerOptionsSchema> & {
 /** A framework-neutral request handler. */
 export type HttpHandler = (request: HttpRequest) => Promise<HttpResponse>;
 
-interface CompiledRoute {
-  route: Route;
-  pattern: RegExp;
-  names: string[];
+/** What one request learned on its way, for its answer's headers and the access log. */
+interface RequestState {
+  readonly started: number;
+  readonly requestId: string;
+  routePath: string;
+  /** The authenticated key's owner, once known (also for refused requests). */
+  who: Caller | undefined;
+  /** The caller of a request that reached its route (the usage header bills only these). */
+  caller: Caller | undefined;
+  operationId: string | undefined;
+  errorCode: string | undefined;
+  bodyConsumed: boolean;
+  rateLimit: RateLimitDecision | null;
 }
 
-function compile(route: Route): CompiledRoute {
-  const names: string[] = [];
-  const source = route.path
-    .replace(/[.*+?^$()|[\]\\]/g, "\\$&")
-    .replace(/\{([a-z_]+)\}/g, (_, name: string) => {
-      names.push(name);
-      return "([^/]+)";
-    });
-  return { route, pattern: new RegExp(`^${source}/?$`), names };
-}
+type HandlerSettings = z.output<typeof httpHandlerOptionsSchema>;
 
 /**
  * Builds the one handler every binding uses: routing, authentication (`x-api-key`), body parsing,
@@ -151,56 +152,23 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
   const routes = options.routes ?? defaultRoutes;
   const compiled = routes.map(compile);
   const publicBaseUrl = settings.publicBaseUrl?.replace(/\/+$/, "");
-
   const uploads = createUploadAdmission(settings);
 
   return async function handle(request: HttpRequest): Promise<HttpResponse> {
-    const started = performance.now();
     const sent = headerValue(request, "x-request-id");
-    const requestId =
-      sent !== undefined && SANE_REQUEST_ID.test(sent) ? sent : globalThis.crypto.randomUUID();
-    let routePath = "unmatched";
-    let who: Caller | undefined;
-    let errorCode: string | undefined;
-    let releaseUpload: (() => void) | undefined;
-    let caller: Caller | undefined;
-    let operationId: string | undefined;
-    let bodyConsumed = request.body === null || request.body instanceof Uint8Array;
-    let rateLimit: RateLimitDecision | null = null;
-    const finish = (response: HttpResponse): HttpResponse => {
-      if (rateLimit !== null) Object.assign(response.headers, rateLimitHeaders(rateLimit));
-      response.headers[settings.usageHeaderName] = String(
-        caller !== undefined && operationId !== undefined && response.status === 201
-          ? billedUnits(operationId, caller.keyKind)
-          : 0,
-      );
-      response.headers["X-Content-Type-Options"] = "nosniff";
-      response.headers["X-Request-Id"] = requestId;
-      if (!bodyConsumed && hasBody(request)) response.headers.Connection = "close";
-      if (options.onRequestDone !== undefined) {
-        try {
-          options.onRequestDone({
-            requestId,
-            method: request.method,
-            route: routePath,
-            operationId,
-            status: response.status,
-            durationMs: performance.now() - started,
-            bytes: response.body?.byteLength ?? 0,
-            accountId: who?.accountId,
-            keyId: who?.keyId,
-            errorCode,
-            cache:
-              response.headers["X-Cache"] === "HIT" || response.headers["X-Cache"] === "MISS"
-                ? response.headers["X-Cache"]
-                : undefined,
-          });
-        } catch {
-          // An access log or a metric must never break an answer.
-        }
-      }
-      return response;
+    const state: RequestState = {
+      started: performance.now(),
+      requestId: sent !== undefined && SANE_REQUEST_ID.test(sent) ? sent : globalThis.crypto.randomUUID(),
+      routePath: "unmatched",
+      who: undefined,
+      caller: undefined,
+      operationId: undefined,
+      errorCode: undefined,
+      bodyConsumed: request.body === null || request.body instanceof Uint8Array,
+      rateLimit: null,
     };
+    const finish = (response: HttpResponse) => finishResponse(request, response, state, settings, options);
+    let releaseUpload: (() => void) | undefined;
     try {
       const match = matchRoute(compiled, request);
       if (match.kind === "not-found") {
@@ -209,38 +177,11 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
           `Route ${request.method} ${request.path} not found.`,
         );
       }
-      if (match.kind === "method-not-allowed") {
-        return finish(
-          errorBodyResponse(
-            errorBody({
-              status: 405,
-              message: `Method ${request.method} is not allowed on ${request.path}.`,
-            }),
-            { Allow: match.allow.join(", ") },
-          ),
-        );
-      }
+      if (match.kind === "method-not-allowed") return finish(methodNotAllowed(request, match.allow));
       const { route, params } = match;
-      operationId = route.operationId;
-      routePath = route.path;
-      // Routes with `auth: false` (the OpenAPI document) never look at the key.
-      const authenticated = route.auth
-        ? await pipeline.authenticate(headerValue(request, "x-api-key"))
-        : undefined;
-      who = authenticated;
-      // A node that refuses the work refuses before the rate limit counts the request: a 503 does
-      // not use up the key's budget (uploads in progress here, image jobs in the core's gate).
-      if (route.body === "multipart") uploads.assertRoom(authenticated?.accountId);
-      // Every authenticated request counts against the key's per-minute limit (contract 3, P12).
-      if (authenticated !== undefined) {
-        try {
-          rateLimit = await pipeline.admit(authenticated, route.operationId);
-        } catch (error) {
-          // A refused request still reports the window (the decision travels on the error).
-          if (RateLimitedError.isInstance(error)) rateLimit = error.decision;
-          throw error;
-        }
-      }
+      state.operationId = route.operationId;
+      state.routePath = route.path;
+      const authenticated = await admitRequest(pipeline, request, route, uploads, state);
       const context: RouteContext = {
         pipeline,
         get caller(): Caller {
@@ -260,41 +201,133 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
         routes,
         usageHeaderName: settings.usageHeaderName,
       };
-      if (route.body === "json") {
-        context.body = await readJsonBody(request, settings.maxJsonBytes);
-        bodyConsumed = true;
-      } else if (route.body === "multipart") {
-        releaseUpload = uploads.take(authenticated?.accountId);
-        const maxFileBytes = pipeline.limits.maxUploadBytes;
-        const declared = Number(headerValue(request, "content-length") ?? Number.NaN);
-        if (declared > maxFileBytes + settings.multipartOverheadBytes) {
-          throw new ImagePipelineError(ErrorCodes.IMAGE_TOO_LARGE, "upload too large", {
-            issues: [{ path: "image", message: `must not be larger than ${formatBytes(maxFileBytes)}` }],
-          });
-        }
-        context.multipart = await parseMultipartUpload(request, {
-          maxFileBytes,
-          minBytesPerSecond: settings.minUploadBytesPerSecond,
-          graceMs: settings.uploadGraceMs,
-        });
-        bodyConsumed = true;
-      } else {
-        await discardBody(request.body);
-        bodyConsumed = true;
-      }
-      caller = authenticated;
-      const result = await route.invoke(context);
-      const response = toResponse(result);
+      if (route.body === "multipart") releaseUpload = uploads.take(authenticated?.accountId);
+      await readRequestBody(route, context, pipeline, settings);
+      state.bodyConsumed = true;
+      state.caller = authenticated;
+      const response = toResponse(await route.invoke(context));
       if (request.method.toUpperCase() === "HEAD") response.body = null;
       return finish(response);
     } catch (error) {
-      const answer = errorAnswer(error, request, requestId, logger);
-      errorCode = answer.errorCode;
+      const answer = errorAnswer(error, request, state.requestId, logger);
+      state.errorCode = answer.errorCode;
       return finish(answer.response);
     } finally {
       releaseUpload?.();
     }
   };
+}
+
+/**
+ * Authenticates the request (routes with `auth: false`, the OpenAPI document, never look at the
+ * key), refuses an upload the node has no room for, then counts the request against the key's
+ * per-minute limit. Returns the caller, `undefined` on routes without authentication.
+ */
+async function admitRequest(
+  pipeline: ImagePipeline,
+  request: HttpRequest,
+  route: Route,
+  uploads: UploadAdmission,
+  state: RequestState,
+): Promise<Caller | undefined> {
+  const authenticated = route.auth
+    ? await pipeline.authenticate(headerValue(request, "x-api-key"))
+    : undefined;
+  state.who = authenticated;
+  // A node that refuses the work refuses before the rate limit counts the request: a 503 does
+  // not use up the key's budget (uploads in progress here, image jobs in the core's gate).
+  if (route.body === "multipart") uploads.assertRoom(authenticated?.accountId);
+  // Every authenticated request counts against the key's per-minute limit (contract 3, P12).
+  if (authenticated !== undefined) {
+    try {
+      state.rateLimit = await pipeline.admit(authenticated, route.operationId);
+    } catch (error) {
+      // A refused request still reports the window (the decision travels on the error).
+      if (RateLimitedError.isInstance(error)) state.rateLimit = error.decision;
+      throw error;
+    }
+  }
+  return authenticated;
+}
+
+/** Reads the body the route declares into the context (JSON, a multipart upload) or drains it. */
+async function readRequestBody(
+  route: Route,
+  context: RouteContext,
+  pipeline: ImagePipeline,
+  settings: HandlerSettings,
+): Promise<void> {
+  const { request } = context;
+  if (route.body === "json") {
+    context.body = await readJsonBody(request, settings.maxJsonBytes);
+  } else if (route.body === "multipart") {
+    const maxFileBytes = pipeline.limits.maxUploadBytes;
+    const declared = Number(headerValue(request, "content-length") ?? Number.NaN);
+    if (declared > maxFileBytes + settings.multipartOverheadBytes) {
+      throw new ImagePipelineError(ErrorCodes.IMAGE_TOO_LARGE, "upload too large", {
+        issues: [{ path: "image", message: `must not be larger than ${formatBytes(maxFileBytes)}` }],
+      });
+    }
+    context.multipart = await parseMultipartUpload(request, {
+      maxFileBytes,
+      minBytesPerSecond: settings.minUploadBytesPerSecond,
+      graceMs: settings.uploadGraceMs,
+    });
+  } else {
+    await discardBody(request.body);
+  }
+}
+
+/**
+ * Adds the headers of every answer (rate limit, usage, `nosniff`, request id, `Connection: close`
+ * when the body was left unread) and reports the request to `onRequestDone`.
+ */
+function finishResponse(
+  request: HttpRequest,
+  response: HttpResponse,
+  state: RequestState,
+  settings: HandlerSettings,
+  options: HttpHandlerOptions,
+): HttpResponse {
+  if (state.rateLimit !== null) Object.assign(response.headers, rateLimitHeaders(state.rateLimit));
+  response.headers[settings.usageHeaderName] = String(
+    state.caller !== undefined && state.operationId !== undefined && response.status === 201
+      ? billedUnits(state.operationId, state.caller.keyKind)
+      : 0,
+  );
+  response.headers["X-Content-Type-Options"] = "nosniff";
+  response.headers["X-Request-Id"] = state.requestId;
+  if (!state.bodyConsumed && hasBody(request)) response.headers.Connection = "close";
+  if (options.onRequestDone !== undefined) {
+    try {
+      options.onRequestDone({
+        requestId: state.requestId,
+        method: request.method,
+        route: state.routePath,
+        operationId: state.operationId,
+        status: response.status,
+        durationMs: performance.now() - state.started,
+        bytes: response.body?.byteLength ?? 0,
+        accountId: state.who?.accountId,
+        keyId: state.who?.keyId,
+        errorCode: state.errorCode,
+        cache:
+          response.headers["X-Cache"] === "HIT" || response.headers["X-Cache"] === "MISS"
+            ? response.headers["X-Cache"]
+            : undefined,
+      });
+    } catch {
+      // An access log or a metric must never break an answer.
+    }
+  }
+  return response;
+}
+
+function methodNotAllowed(request: HttpRequest, allow: readonly string[]): HttpResponse {
+  return errorBodyResponse(
+    errorBody({ status: 405, message: `Method ${request.method} is not allowed on ${request.path}.` }),
+    { Allow: allow.join(", ") },
+  );
 }
 
 /**
@@ -313,39 +346,6 @@ function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
 function hasBody(request: HttpRequest): boolean {
   const length = headerValue(request, "content-length");
   return (length !== undefined && length !== "0") || headerValue(request, "transfer-encoding") !== undefined;
-}
-
-type Match =
-  | { kind: "route"; route: Route; params: Record<string, string> }
-  | { kind: "not-found" }
-  | { kind: "method-not-allowed"; allow: string[] };
-
-function matchRoute(compiled: readonly CompiledRoute[], request: HttpRequest): Match {
-  const allow = new Set<string>();
-  const type = mediaType(request);
-  for (const { route, pattern, names } of compiled) {
-    const found = pattern.exec(request.path);
-    if (found === null) continue;
-    allow.add(route.method);
-    // HEAD is GET without the body (the handler drops it).
-    const method = request.method.toUpperCase() === "HEAD" ? "GET" : request.method.toUpperCase();
-    if (route.method !== method) continue;
-    if (route.accepts !== undefined && !route.accepts(type)) continue;
-    const params: Record<string, string> = {};
-    names.forEach((name, index) => {
-      params[name] = safeDecode(found[index + 1] ?? "");
-    });
-    return { kind: "route", route, params };
-  }
-  return allow.size === 0 ? { kind: "not-found" } : { kind: "method-not-allowed", allow: [...allow] };
-}
-
-function safeDecode(value: string): string {
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return value;
-  }
 }
 
 function toResponse(result: RouteResult): HttpResponse {

@@ -38,24 +38,14 @@ export interface MultipartUpload {
 
 const badRequest = (message: string) => new ImagePipelineError(ErrorCodes.BAD_REQUEST, message);
 
-/**
- * Streams a `multipart/form-data` body through busboy with hard limits. At most one file (in
- * `fileField`); a file over `maxFileBytes` rejects with `IMAGE_TOO_LARGE` naming the field as soon
- * as the limit is crossed (busboy's silent truncation is turned into an error); malformed bodies
- * reject with `BAD_REQUEST`; the parser never throws asynchronously.
- */
-export async function parseMultipartUpload(
-  request: HttpRequest,
-  limits: MultipartLimits,
-): Promise<MultipartUpload> {
-  const fileField = limits.fileField ?? "image";
+/** A busboy parser for the request's `Content-Type` with the upload's hard limits. */
+function createParser(request: HttpRequest, limits: MultipartLimits): busboy.Busboy {
   const contentType = request.headers["content-type"];
   const headers: IncomingHttpHeaders = {
     "content-type": Array.isArray(contentType) ? contentType[0] : contentType,
   };
-  let parser: busboy.Busboy;
   try {
-    parser = busboy({
+    return busboy({
       headers,
       limits: {
         // One byte of slack: busboy flags a file that reaches its limit exactly; we decide on `total`.
@@ -71,13 +61,80 @@ export async function parseMultipartUpload(
   } catch (error) {
     throw badRequest(`Malformed multipart request: ${(error as Error).message}`);
   }
+}
 
-  const source =
-    request.body === null
-      ? Readable.from([])
-      : request.body instanceof Uint8Array
-        ? Readable.from([request.body])
-        : Readable.from(request.body);
+function bodySource(body: HttpRequest["body"]): Readable {
+  if (body === null) return Readable.from([]);
+  if (body instanceof Uint8Array) return Readable.from([body]);
+  return Readable.from(body);
+}
+
+/**
+ * Checks once a second, after `graceMs`, that the body's average rate since it began is at least
+ * `minBytesPerSecond`; a slower body fails with `REQUEST_TIMEOUT`. Returns the timer to clear.
+ */
+function watchRate(
+  limits: MultipartLimits,
+  received: () => number,
+  fail: (error: Error) => void,
+): ReturnType<typeof setInterval> | undefined {
+  const minRate = limits.minBytesPerSecond ?? 0;
+  if (minRate <= 0) return undefined;
+  const started = Date.now();
+  const graceMs = limits.graceMs ?? 10_000;
+  return setInterval(() => {
+    const elapsed = Date.now() - started;
+    const bytes = received();
+    if (elapsed < graceMs || bytes >= (minRate * elapsed) / 1000) return;
+    fail(
+      new ImagePipelineError(
+        ErrorCodes.REQUEST_TIMEOUT,
+        `The upload arrived too slowly (${formatBytes(bytes)} in ${Math.round(elapsed / 1000)} s; at least ${formatBytes(minRate)} per second is required).`,
+      ),
+    );
+  }, 1000);
+}
+
+/**
+ * Collects the file part's bytes, failing with `IMAGE_TOO_LARGE` as soon as they pass
+ * `maxFileBytes`. Resolves with the bytes, or `undefined` when busboy truncated the file.
+ */
+function collectFile(
+  stream: Readable & { truncated?: boolean },
+  maxFileBytes: number,
+  fail: (error: Error) => void,
+  tooLarge: () => Error,
+): Promise<Uint8Array | undefined> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  return new Promise((done) => {
+    stream.on("data", (chunk: Buffer) => {
+      total += chunk.byteLength;
+      if (total > maxFileBytes) {
+        fail(tooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    });
+    stream.on("limit", () => fail(tooLarge()));
+    stream.on("error", (error: Error) => fail(badRequest(`Malformed multipart request: ${error.message}`)));
+    stream.on("end", () => done(stream.truncated ? undefined : new Uint8Array(Buffer.concat(chunks, total))));
+  });
+}
+
+/**
+ * Streams a `multipart/form-data` body through busboy with hard limits. At most one file (in
+ * `fileField`); a file over `maxFileBytes` rejects with `IMAGE_TOO_LARGE` naming the field as soon
+ * as the limit is crossed (busboy's silent truncation is turned into an error); malformed bodies
+ * reject with `BAD_REQUEST`; the parser never throws asynchronously.
+ */
+export async function parseMultipartUpload(
+  request: HttpRequest,
+  limits: MultipartLimits,
+): Promise<MultipartUpload> {
+  const fileField = limits.fileField ?? "image";
+  const parser = createParser(request, limits);
+  const source = bodySource(request.body);
 
   return new Promise<MultipartUpload>((resolve, reject) => {
     const fields = new Map<string, string>();
@@ -85,25 +142,6 @@ export async function parseMultipartUpload(
     let settled = false;
     let pendingFile: Promise<void> = Promise.resolve();
     let received = 0;
-    const started = Date.now();
-    const minRate = limits.minBytesPerSecond ?? 0;
-    const graceMs = limits.graceMs ?? 10_000;
-    const watchdog =
-      minRate > 0
-        ? setInterval(() => {
-            const elapsed = Date.now() - started;
-            if (elapsed < graceMs || received >= (minRate * elapsed) / 1000) return;
-            fail(
-              new ImagePipelineError(
-                ErrorCodes.REQUEST_TIMEOUT,
-                `The upload arrived too slowly (${formatBytes(received)} in ${Math.round(elapsed / 1000)} s; at least ${formatBytes(minRate)} per second is required).`,
-              ),
-            );
-          }, 1000)
-        : undefined;
-    source.on("data", (chunk: Uint8Array) => {
-      received += chunk.byteLength;
-    });
     const fail = (error: Error) => {
       if (settled) return;
       settled = true;
@@ -114,11 +152,16 @@ export async function parseMultipartUpload(
       parser.on("error", () => {});
       reject(error);
     };
+    const watchdog = watchRate(limits, () => received, fail);
+    source.on("data", (chunk: Uint8Array) => {
+      received += chunk.byteLength;
+    });
     const tooLarge = () =>
       validationError(
         [{ path: fileField, message: `must not be larger than ${formatBytes(limits.maxFileBytes)}` }],
         ErrorCodes.IMAGE_TOO_LARGE,
       );
+    const notSingle = () => fail(validationError([{ path: fileField, message: "must be a single file" }]));
 
     parser.on("field", (name, value, info) => {
       if (info.valueTruncated) {
@@ -130,34 +173,14 @@ export async function parseMultipartUpload(
     parser.on("file", (name, stream) => {
       if (name !== fileField || file !== undefined) {
         stream.resume();
-        if (name === fileField)
-          fail(validationError([{ path: fileField, message: "must be a single file" }]));
+        if (name === fileField) notSingle();
         return;
       }
-      const chunks: Buffer[] = [];
-      let total = 0;
-      pendingFile = new Promise<void>((done) => {
-        stream.on("data", (chunk: Buffer) => {
-          total += chunk.byteLength;
-          if (total > limits.maxFileBytes) {
-            fail(tooLarge());
-            return;
-          }
-          chunks.push(chunk);
-        });
-        stream.on("limit", () => fail(tooLarge()));
-        stream.on("error", (error: Error) =>
-          fail(badRequest(`Malformed multipart request: ${error.message}`)),
-        );
-        stream.on("end", () => {
-          if (!stream.truncated) file = new Uint8Array(Buffer.concat(chunks, total));
-          done();
-        });
+      pendingFile = collectFile(stream, limits.maxFileBytes, fail, tooLarge).then((bytes) => {
+        file = bytes;
       });
     });
-    parser.on("filesLimit", () =>
-      fail(validationError([{ path: fileField, message: "must be a single file" }])),
-    );
+    parser.on("filesLimit", notSingle);
     parser.on("fieldsLimit", () => fail(badRequest("Too many fields in the multipart request.")));
     parser.on("partsLimit", () => fail(badRequest("Too many parts in the multipart request.")));
     parser.on("error", (error: Error) => fail(badRequest(`Malformed multipart request: ${error.message}`)));
