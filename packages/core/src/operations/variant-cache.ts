@@ -21,72 +21,28 @@ export function createBlobVariantCache(
   options: { maxBytes: number; memoryBytes?: number; maxEntryBytes?: number },
 ): VariantCache & { readonly bytes: number } {
   const maxEntryBytes = options.maxEntryBytes ?? Math.floor(options.maxBytes / 8);
-  const entries = new Map<string, number>();
-  let bytes = 0;
   // Hot variants also stay in memory (least recently used out first), so a hit reads no disk.
-  const hot = new Map<string, Uint8Array>();
-  let hotBytes = 0;
-  const memoryBytes = options.memoryBytes ?? 64 * 1024 * 1024;
-  const keepHot = (name: string, data: Uint8Array) => {
-    const previous = hot.get(name);
-    if (previous !== undefined) {
-      hot.delete(name);
-      hotBytes -= previous.byteLength;
-    }
-    if (data.byteLength > memoryBytes / 4) return;
-    hot.set(name, data);
-    hotBytes += data.byteLength;
-    while (hotBytes > memoryBytes) {
-      const [oldest, oldestData] = hot.entries().next().value as [string, Uint8Array];
-      hot.delete(oldest);
-      hotBytes -= oldestData.byteLength;
-    }
-  };
-  const dropHot = (name: string) => {
-    const data = hot.get(name);
-    if (data === undefined) return;
-    hot.delete(name);
-    hotBytes -= data.byteLength;
-  };
+  const hot = createHotVariants(options.memoryBytes ?? 64 * 1024 * 1024);
+  const ledger = createStoreLedger(store, options.maxBytes, (name) => hot.drop(name));
   const blobKey = (imageId: string, key: string) => `variants/${imageId.toLowerCase()}/${key}`;
-  const touch = async (name: string, size: number) => {
-    const previous = entries.get(name);
-    if (previous !== undefined) {
-      bytes -= previous;
-      entries.delete(name);
-    }
-    entries.set(name, size);
-    bytes += size;
-    while (bytes > options.maxBytes && entries.size > 1) {
-      const [oldest, oldestSize] = entries.entries().next().value as [string, number];
-      entries.delete(oldest);
-      bytes -= oldestSize;
-      dropHot(oldest);
-      await store.delete(oldest).catch(() => undefined);
-    }
-  };
   return {
     get bytes() {
-      return bytes;
+      return ledger.bytes();
     },
     async get(imageId, key) {
       const name = blobKey(imageId, key);
       const memory = hot.get(name);
       if (memory !== undefined) {
-        keepHot(name, memory);
+        hot.keep(name, memory);
         return { data: memory, contentType: contentTypeOf(name, memory) };
       }
       const data = await store.get(name);
       if (data === null) {
-        const known = entries.get(name);
-        if (known !== undefined) {
-          entries.delete(name);
-          bytes -= known;
-        }
+        ledger.forget(name);
         return null;
       }
-      await touch(name, data.byteLength);
-      keepHot(name, data);
+      await ledger.touch(name, data.byteLength);
+      hot.keep(name, data);
       return { data, contentType: contentTypeOf(name, data) };
     },
     async put(imageId, key, variant) {
@@ -96,19 +52,74 @@ export function createBlobVariantCache(
       if (variant.data.byteLength > maxEntryBytes) return;
       // A cache: all-or-nothing is needed, durability is not (a lost variant is made again).
       await store.put(name, variant.data, { contentType: variant.contentType }, { durable: false });
-      await touch(name, variant.data.byteLength);
-      keepHot(name, variant.data);
+      await ledger.touch(name, variant.data.byteLength);
+      hot.keep(name, variant.data);
     },
     async removeImage(imageId) {
       const prefix = `variants/${imageId.toLowerCase()}/`;
-      for (const name of [...entries.keys()]) {
-        if (!name.startsWith(prefix)) continue;
-        bytes -= entries.get(name)!;
-        entries.delete(name);
-      }
-      for (const name of [...hot.keys()]) if (name.startsWith(prefix)) dropHot(name);
+      ledger.forgetPrefix(prefix);
+      hot.dropPrefix(prefix);
       if (store.list === undefined) return;
       for await (const entry of store.list(prefix)) await store.delete(entry.key);
+    },
+  };
+}
+
+/** Variants kept in memory up to `memoryBytes`, least recently used out first; none over a quarter of it. */
+function createHotVariants(memoryBytes: number) {
+  const hot = new Map<string, Uint8Array>();
+  let hotBytes = 0;
+  const drop = (name: string) => {
+    const data = hot.get(name);
+    if (data === undefined) return;
+    hot.delete(name);
+    hotBytes -= data.byteLength;
+  };
+  return {
+    get: (name: string) => hot.get(name),
+    drop,
+    dropPrefix(prefix: string) {
+      for (const name of [...hot.keys()]) if (name.startsWith(prefix)) drop(name);
+    },
+    keep(name: string, data: Uint8Array) {
+      drop(name);
+      if (data.byteLength > memoryBytes / 4) return;
+      hot.set(name, data);
+      hotBytes += data.byteLength;
+      while (hotBytes > memoryBytes) drop(hot.keys().next().value as string);
+    },
+  };
+}
+
+/**
+ * The variants this node wrote or read on the store, least recently used first, with their sizes:
+ * past `maxBytes`, the oldest are deleted from the store (and `evicted` is told).
+ */
+function createStoreLedger(store: BlobStore, maxBytes: number, evicted: (name: string) => void) {
+  const entries = new Map<string, number>();
+  let bytes = 0;
+  const forget = (name: string) => {
+    const known = entries.get(name);
+    if (known === undefined) return;
+    entries.delete(name);
+    bytes -= known;
+  };
+  return {
+    bytes: () => bytes,
+    forget,
+    forgetPrefix(prefix: string) {
+      for (const name of [...entries.keys()]) if (name.startsWith(prefix)) forget(name);
+    },
+    async touch(name: string, size: number) {
+      forget(name);
+      entries.set(name, size);
+      bytes += size;
+      while (bytes > maxBytes && entries.size > 1) {
+        const oldest = entries.keys().next().value as string;
+        forget(oldest);
+        evicted(oldest);
+        await store.delete(oldest).catch(() => undefined);
+      }
     },
   };
 }
