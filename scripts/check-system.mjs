@@ -7,6 +7,7 @@
 import { spawnSync } from "node:child_process";
 import { accessSync, constants, readdirSync } from "node:fs";
 import path from "node:path";
+import { fetchPhotos, photosDir, photosPresent } from "./fetch-photos.mjs";
 
 /** Whether an executable of this name is on PATH. */
 function onPath(program) {
@@ -86,6 +87,25 @@ function fail(lines) {
 const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
 if (major < 20 || (major === 20 && minor < 11)) {
   fail([`check-system: the tests need Node.js 20.11 or newer; this is ${process.version}.`]);
+}
+
+// The real-photograph corpus of the quality tests (scripts/fetch-photos.mjs): fetched into a cache
+// outside the work tree here, before the suite enters its loopback-only namespace.
+if (process.env.PIXPORT_SYSTEM_CHECK === "report") {
+  if (!photosPresent()) {
+    fail([
+      `check-system: the photo corpus is not in ${photosDir()}. Fetch it with:`,
+      "",
+      "  node scripts/fetch-photos.mjs",
+      "",
+    ]);
+  }
+} else {
+  try {
+    fetchPhotos({ log: (line) => console.log(line) });
+  } catch (error) {
+    fail([error instanceof Error ? error.message : String(error)]);
+  }
 }
 
 let missing = missingNow();

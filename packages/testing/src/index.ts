@@ -189,6 +189,7 @@ export {
   topBottomImage,
   truncate,
 } from "./fixtures/images.js";
+export { type CorpusPhoto, photoCorpus, photoCorpusDir } from "./fixtures/photos.js";
 export {
   type ConnectionSpy,
   createTestCertificates,
