@@ -42,10 +42,12 @@ export {
 export { readImageHeader, type StoredHeader } from "./image-header.js";
 export { NOT_KEPT, SourceCache } from "./kept-sources.js";
 export { formatBytes } from "./limits.js";
+export { LruMap, type LruOptions } from "./lru.js";
 export { definedFields } from "./memory/memory-key-store.js";
 export { compareNewestFirst, paginate } from "./memory/paginate.js";
 export { parseOptions } from "./options.js";
 export { assertBlobKey } from "./ports/blob-store.js";
+export { type AcquireOptions, type Release, Semaphore, type SemaphoreOptions } from "./semaphore.js";
 export { type OwnerlessDirectorySweep, sweepOwnerlessDirectories } from "./temp-directories.js";
 export type { Rgba } from "./transforms/color.js";
 export { rotatedSize, type Size, stepOutputSize } from "./transforms/plan.js";
