@@ -17,6 +17,9 @@ const { values } = parseArgs({
     sources: { type: "string", default: "40" },
     "rotating-widths": { type: "string", default: "400-450" },
     threads: { type: "boolean", default: false },
+    // Adds the pixport server of another checkout (built, e.g. an earlier commit's clone), measured
+    // in every round beside this one: before and after a change, in the same run.
+    before: { type: "string" },
   },
 });
 const seconds = Number(values.seconds);
@@ -26,6 +29,7 @@ const sourceCount = Number(values.sources);
 const [rotatingFrom, rotatingTo] = values["rotating-widths"].split("-").map(Number);
 const modes = values.mode === "both" ? ["one", "rotating"] : [values.mode];
 const here = path.dirname(fileURLToPath(import.meta.url));
+const beforeDir = values.before === undefined ? undefined : path.resolve(values.before);
 const SECRET = "bench-delivery-secret-0123456789";
 ensureWrk();
 
@@ -99,9 +103,9 @@ async function runMode(mode) {
     await mkdir(files);
     for (const source of sources) await writeFile(path.join(files, source.name), source.bytes);
     /** A pixport child with every source uploaded and published: the child, its URL and image ids. */
-    const startPixport = async (name, extraEnv) => {
+    const startPixport = async (name, extraEnv, checkout = path.join(here, "..")) => {
       const server = await startChild(
-        path.join(here, "pixport-child.mjs"),
+        path.join(checkout, "bench", "pixport-child.mjs"),
         [path.join(dir, name)],
         {
           PIXPORT_BENCH_DELIVERY: JSON.stringify({ signingKeys: [SECRET], cacheBytes: 2 * 1024 ** 3 }),
@@ -126,6 +130,7 @@ async function runMode(mode) {
     // The same server with the codec's decoded-source cache off: what a miss costs when no source
     // is kept decoded.
     const cold = await startPixport("data-cold", { PIXPORT_BENCH_SOURCE_CACHE_BYTES: "0" });
+    const before = beforeDir === undefined ? undefined : await startPixport("data-before", {}, beforeDir);
     const ipx = await startChild(path.join(here, "ipx-server.mjs"), [files]);
     children.push(ipx);
     const rawSharp = await startChild(path.join(here, "raw-sharp-get-server.mjs"), [files]);
@@ -164,8 +169,18 @@ async function runMode(mode) {
         return format(sources[source].name, width, quality);
       });
 
-    const measured = { pixport: [], cold: [], ipx: [], sharp: [], hit: [], static: [] };
+    const measured = {
+      pixport: [],
+      before: [],
+      cold: [],
+      ipx: [],
+      sharp: [],
+      hit: [],
+      beforeHit: [],
+      static: [],
+    };
     let hit;
+    let beforeHit;
     let staticServer;
     if (mode === "one") {
       // The hit: one variant, made once before the run; its bytes are the static server's file.
@@ -183,13 +198,27 @@ async function runMode(mode) {
       ]);
       children.push(staticServer);
       hit = new URL(hitUrl).pathname;
+      if (before !== undefined) {
+        const beforeUrl = await variantUrl({
+          base: before.url,
+          secret: SECRET,
+          imageId: before.imageIds[0],
+          modifiers: ["w_800"],
+          ext: "jpeg",
+        });
+        await (await fetch(beforeUrl)).arrayBuffer();
+        beforeHit = new URL(beforeUrl).pathname;
+      }
     }
     for (let round = 0; round < rounds; round += 1) {
       if (hit !== undefined) {
         measured.hit.push(await load(pixport, [hit], dir));
         measured.static.push(await load(staticServer, ["/"], dir));
       }
+      if (beforeHit !== undefined) measured.beforeHit.push(await load(before, [beforeHit], dir));
       measured.pixport.push(await load(pixport, await pixportPaths(pixport, round), dir));
+      if (before !== undefined)
+        measured.before.push(await load(before, await pixportPaths(before, round), dir));
       measured.cold.push(await load(cold, await pixportPaths(cold, round), dir));
       measured.ipx.push(
         await load(
@@ -208,6 +237,7 @@ async function runMode(mode) {
     }
     const servers = {
       pixport,
+      ...(before ? { before } : {}),
       cold,
       ipx,
       sharp: rawSharp,
@@ -237,6 +267,8 @@ async function runMode(mode) {
 
 const LABELS = {
   pixport: "pixport, default",
+  before: "pixport before (--before), default",
+  beforeHit: "pixport before (--before), cache hit",
   cold: "pixport, source cache off",
   ipx: "IPX 3.1.1",
   sharp: "raw sharp",
@@ -264,11 +296,11 @@ for (const { mode, sources, widths, results, peaks } of reports) {
   );
   console.log("|---|---|---|---|---|---|---|");
   for (const [name, result] of Object.entries(results)) {
-    const miss = name !== "hit" && name !== "static";
+    const miss = name !== "hit" && name !== "static" && name !== "beforeHit";
     const ratios = miss
       ? `${(result.rps / results.ipx.rps).toFixed(2)}x | ${(result.rps / results.sharp.rps).toFixed(2)}x`
       : " | ";
-    const peak = peaks[name === "hit" ? "pixport" : name];
+    const peak = peaks[name === "hit" ? "pixport" : name === "beforeHit" ? "before" : name];
     console.log(
       `| ${LABELS[name]} | ${result.rps.toFixed(1)} | ${result.cpuPerRequest.toFixed(1)} (${result.mainCpuPerRequest.toFixed(1)}) | ${result.p99.toFixed(0)} | ${mb(peak)} MB | ${ratios} |` +
         (result.failures > 0 ? ` ${result.failures} failures` : ""),
@@ -287,6 +319,17 @@ for (const { mode, sources, widths, results, peaks } of reports) {
   const wrkCpu = Math.max(...Object.values(results).map((result) => result.wrkCpuPerRequest));
   console.log(`wrk's own CPU: at most ${wrkCpu.toFixed(2)} ms per request`);
   const { pixport, cold, ipx, sharp, hit } = results;
+  if (results.before !== undefined) {
+    const ratio = (a, b) => (a / b).toFixed(3);
+    console.log(
+      `after / before (${beforeDir}): misses ${ratio(pixport.rps, results.before.rps)}x req/s, ` +
+        `CPU per miss ${ratio(pixport.cpuPerRequest, results.before.cpuPerRequest)}x, p99 ${ratio(pixport.p99, results.before.p99)}x, ` +
+        `peak RSS ${ratio(peaks.pixport, peaks.before)}x` +
+        (hit !== undefined && results.beforeHit !== undefined
+          ? `; hits ${ratio(hit.rps, results.beforeHit.rps)}x req/s, CPU per hit ${ratio(hit.cpuPerRequest, results.beforeHit.cpuPerRequest)}x`
+          : ""),
+    );
+  }
   if (hit !== undefined) console.log(`hit / static file: ${verdict(hit.rps / results.static.rps, 0.9)}`);
   console.log(`misses / IPX: ${verdict(pixport.rps / ipx.rps, mode === "one" ? 1.5 : 1.2)}`);
   console.log(`misses / raw sharp: ${verdict(pixport.rps / sharp.rps, mode === "one" ? 0.95 : 1.0)}`);

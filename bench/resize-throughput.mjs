@@ -25,6 +25,9 @@ const { values } = parseArgs({
     // Adds a second pixport server whose environment also has these variables (JSON), alternating
     // with the first: an A/B of process settings in one run, e.g. '{"MALLOC_ARENA_MAX":"2"}'.
     "variant-env": { type: "string" },
+    // Adds a second pixport server from another checkout (built, e.g. an earlier commit's clone),
+    // alternating with this one: before and after a change, in the same run.
+    before: { type: "string" },
   },
 });
 const seconds = Number(values.seconds);
@@ -82,24 +85,31 @@ async function load(send, durationSeconds, child) {
 const jpeg = await fixture();
 const dataDir = await mkdtemp(path.join(tmpdir(), "pixport-bench-"));
 const variantEnv = values["variant-env"] === undefined ? undefined : JSON.parse(values["variant-env"]);
+const before = values.before === undefined ? undefined : path.resolve(values.before);
 const observeDir =
-  values.observability || values.pages || variantEnv !== undefined
+  values.observability || values.pages || variantEnv !== undefined || before !== undefined
     ? await mkdtemp(path.join(tmpdir(), "pixport-bench-"))
     : undefined;
 const observed =
   observeDir === undefined
     ? undefined
     : await startChild(
-        path.join(here, "pixport-child.mjs"),
+        before === undefined
+          ? path.join(here, "pixport-child.mjs")
+          : path.join(before, "bench/pixport-child.mjs"),
         [observeDir],
-        variantEnv !== undefined
-          ? {
-              ...(process.env.BENCH_PIXPORT_ENV ? JSON.parse(process.env.BENCH_PIXPORT_ENV) : {}),
-              ...variantEnv,
-            }
-          : values.observability
-            ? { PIXPORT_BENCH_OBSERVE: "on" }
-            : { PIXPORT_BENCH_PAGES: "off" },
+        before !== undefined
+          ? process.env.BENCH_PIXPORT_ENV
+            ? JSON.parse(process.env.BENCH_PIXPORT_ENV)
+            : {}
+          : variantEnv !== undefined
+            ? {
+                ...(process.env.BENCH_PIXPORT_ENV ? JSON.parse(process.env.BENCH_PIXPORT_ENV) : {}),
+                ...variantEnv,
+              }
+            : values.observability
+              ? { PIXPORT_BENCH_OBSERVE: "on" }
+              : { PIXPORT_BENCH_PAGES: "off" },
         [],
         {
           stderr: "ignore",
@@ -223,6 +233,15 @@ try {
     const withoutPages = merge(results.observed);
     console.log(
       `pixport with the pages off: ${withoutPages.rps.toFixed(1)} req/s, p99 ${withoutPages.p99.toFixed(1)} ms, ${withoutPages.cpuPerRequest.toFixed(1)} CPU ms/req; ratio pages on / pages off: ${(ours.rps / withoutPages.rps).toFixed(3)}, CPU per request on / off: ${(ours.cpuPerRequest / withoutPages.cpuPerRequest).toFixed(3)}`,
+    );
+  } else if (before !== undefined) {
+    const earlier = merge(results.observed);
+    const earlierRss = await peakRss(observed.child);
+    console.log(
+      `pixport before (${before}): ${earlier.rps.toFixed(1)} req/s, p99 ${earlier.p99.toFixed(1)} ms, ${earlier.cpuPerRequest.toFixed(1)} CPU ms/req, peak RSS ${mb(earlierRss)}, ${earlier.failures} failures; throughput ratio to raw sharp ${(earlier.rps / reference.rps).toFixed(3)}`,
+    );
+    console.log(
+      `after / before: throughput ${(ours.rps / earlier.rps).toFixed(3)}, p99 ${(ours.p99 / earlier.p99).toFixed(3)}, CPU per request ${(ours.cpuPerRequest / earlier.cpuPerRequest).toFixed(3)}, peak RSS ${(oursRss / earlierRss).toFixed(3)}`,
     );
   } else if (variantEnv !== undefined) {
     const variant = merge(results.observed);

@@ -1,3 +1,5 @@
+import { LruMap } from "./lru.js";
+
 /** A source that is not kept decoded (animated, 16-bit, a colour space other than sRGB or grey, too big). */
 export const NOT_KEPT = Symbol("not kept");
 
@@ -35,20 +37,28 @@ export interface SourceUse<Decoded> {
  * rest). Concurrent admissions of one key decode once.
  */
 export class SourceCache<Decoded extends { data: { byteLength: number } }> {
-  readonly #entries = new Map<string, Decoded | typeof NOT_KEPT>();
+  /** Kept sources (and keys remembered as not kept, costing nothing), least recent first. */
+  readonly #entries: LruMap<string, Decoded | typeof NOT_KEPT>;
   /** Every key used lately, least recent first, with its bytes (kept, or estimated at its last use). */
-  readonly #recent = new Map<string, number>();
+  readonly #recent: LruMap<string, number>;
   readonly #decoding = new Map<string, Promise<Decoded | typeof NOT_KEPT>>();
-  #bytes = 0;
 
   constructor(
     readonly maxBytes: number,
     readonly recentKeys = 1024,
-  ) {}
+  ) {
+    this.#entries = new LruMap({
+      maxBytes,
+      maxEntries: recentKeys,
+      sizeOf: (entry) => (entry === NOT_KEPT ? 0 : entry.data.byteLength),
+    });
+    // The least recent key is forgotten (a kept source stays until the byte bound pushes it out).
+    this.#recent = new LruMap({ maxEntries: recentKeys });
+  }
 
   /** Bytes of decoded pixels held now. */
   get bytes(): number {
-    return this.#bytes;
+    return this.#entries.bytes;
   }
 
   /** How many sources are kept decoded now. */
@@ -67,22 +77,21 @@ export class SourceCache<Decoded extends { data: { byteLength: number } }> {
     decode: () => Promise<Decoded | typeof NOT_KEPT>,
     use: SourceUse<Decoded> = {},
   ): Promise<Decoded | null> {
-    const entry = this.#entries.get(key);
+    const entry = this.#entries.peek(key);
     if (entry === NOT_KEPT) {
-      this.#touch(key, 0);
+      this.#recent.set(key, 0);
       return null;
     }
     if (entry !== undefined && (use.serves === undefined || use.serves(entry))) {
-      this.#entries.delete(key);
-      this.#entries.set(key, entry);
-      this.#touch(key, entry.data.byteLength);
+      this.#entries.get(key);
+      this.#recent.set(key, entry.data.byteLength);
       return entry;
     }
     let decoding = this.#decoding.get(key);
     if (decoding === undefined) {
-      const bytes = Math.max(0, use.bytes ?? this.#recent.get(key) ?? 0);
+      const bytes = Math.max(0, use.bytes ?? this.#recent.peek(key) ?? 0);
       const admitted = this.#admits(key, bytes);
-      this.#touch(key, Math.max(bytes, entry?.data.byteLength ?? 0));
+      this.#recent.set(key, Math.max(bytes, entry?.data.byteLength ?? 0));
       if (!admitted) return null;
       decoding = decode();
       this.#decoding.set(key, decoding);
@@ -107,23 +116,20 @@ export class SourceCache<Decoded extends { data: { byteLength: number } }> {
 
   /** The kept source of `key`, if any, without counting a use or refreshing its place. */
   peek(key: string): Decoded | null {
-    const entry = this.#entries.get(key);
+    const entry = this.#entries.peek(key);
     return entry === undefined || entry === NOT_KEPT ? null : entry;
   }
 
   /** Records the bytes of `key`'s source once known after a use (when the use could not tell them). */
   sized(key: string, bytes: number): void {
-    if (this.#recent.has(key) && !this.#entries.has(key)) this.#recent.set(key, Math.max(0, bytes));
+    if (!this.#entries.has(key)) this.#recent.replace(key, Math.max(0, bytes));
   }
 
   /** Drops `key`: its kept source, its recent use, and a decode of it still running. */
   forget(key: string): void {
     this.#recent.delete(key);
     this.#decoding.delete(key);
-    const entry = this.#entries.get(key);
-    if (entry === undefined) return;
     this.#entries.delete(key);
-    if (entry !== NOT_KEPT) this.#bytes -= entry.data.byteLength;
   }
 
   /** Whether a source of these dimensions could be kept at all (check it before decoding). */
@@ -139,9 +145,9 @@ export class SourceCache<Decoded extends { data: { byteLength: number } }> {
     if (bytes > this.maxBytes / 4 || !this.#recent.has(key)) return false;
     // Room to spare pushes nothing out: sources that rotate through a little more than the cache
     // holds keep the first of them that fit (each used again on every turn), not none.
-    const kept = this.#entries.get(key);
+    const kept = this.#entries.peek(key);
     const replaced = kept === undefined || kept === NOT_KEPT ? 0 : kept.data.byteLength;
-    if (this.#bytes - replaced + bytes <= this.maxBytes) return true;
+    if (this.#entries.bytes - replaced + bytes <= this.maxBytes) return true;
     let since = 0;
     let after = false;
     for (const [other, otherBytes] of this.#recent) {
@@ -151,34 +157,14 @@ export class SourceCache<Decoded extends { data: { byteLength: number } }> {
     return since + bytes <= this.maxBytes;
   }
 
-  /** Marks `key` as the most recent use, with its bytes. */
-  #touch(key: string, bytes: number): void {
-    this.#recent.delete(key);
-    this.#recent.set(key, bytes);
-    if (this.#recent.size > this.recentKeys) {
-      // The least recent key is forgotten (a kept source stays until the byte bound pushes it out).
-      this.#recent.delete(this.#recent.keys().next().value as string);
-    }
-  }
-
+  /** Keeps `decoded` as the most recent entry; the byte and key bounds push the least recent out. */
   #keep(key: string, decoded: Decoded | typeof NOT_KEPT): void {
-    const previous = this.#entries.get(key);
-    if (previous !== undefined) {
-      this.#entries.delete(key);
-      if (previous !== NOT_KEPT) this.#bytes -= previous.data.byteLength;
-    }
     if (decoded === NOT_KEPT || decoded.data.byteLength > this.maxBytes / 4) {
       // Remembered (costing no pixels) so the source is not probed again on every use.
       this.#entries.set(key, NOT_KEPT);
     } else {
       this.#entries.set(key, decoded);
-      this.#bytes += decoded.data.byteLength;
-      if (this.#recent.has(key)) this.#recent.set(key, decoded.data.byteLength);
-    }
-    for (const [oldest, value] of this.#entries) {
-      if (this.#bytes <= this.maxBytes && this.#entries.size <= this.recentKeys) break;
-      this.#entries.delete(oldest);
-      if (value !== NOT_KEPT) this.#bytes -= value.data.byteLength;
+      this.#recent.replace(key, decoded.data.byteLength);
     }
   }
 }

@@ -1,4 +1,5 @@
 import { formatFromSpelling, MIME_TYPES, sniffImageFormat } from "../image.js";
+import { LruMap } from "../lru.js";
 import type { BlobStore } from "../ports/blob-store.js";
 import type { VariantCache } from "../ports/variant-cache.js";
 
@@ -67,26 +68,16 @@ export function createBlobVariantCache(
 
 /** Variants kept in memory up to `memoryBytes`, least recently used out first; none over a quarter of it. */
 function createHotVariants(memoryBytes: number) {
-  const hot = new Map<string, Uint8Array>();
-  let hotBytes = 0;
-  const drop = (name: string) => {
-    const data = hot.get(name);
-    if (data === undefined) return;
-    hot.delete(name);
-    hotBytes -= data.byteLength;
-  };
+  const hot = new LruMap<string, Uint8Array>({ maxBytes: memoryBytes, sizeOf: (data) => data.byteLength });
   return {
     get: (name: string) => hot.get(name),
-    drop,
+    drop: (name: string) => hot.delete(name),
     dropPrefix(prefix: string) {
-      for (const name of [...hot.keys()]) if (name.startsWith(prefix)) drop(name);
+      for (const name of [...hot.keys()]) if (name.startsWith(prefix)) hot.delete(name);
     },
     keep(name: string, data: Uint8Array) {
-      drop(name);
-      if (data.byteLength > memoryBytes / 4) return;
-      hot.set(name, data);
-      hotBytes += data.byteLength;
-      while (hotBytes > memoryBytes) drop(hot.keys().next().value as string);
+      if (data.byteLength > memoryBytes / 4) hot.delete(name);
+      else hot.set(name, data);
     },
   };
 }
@@ -96,30 +87,27 @@ function createHotVariants(memoryBytes: number) {
  * past `maxBytes`, the oldest are deleted from the store (and `evicted` is told).
  */
 function createStoreLedger(store: BlobStore, maxBytes: number, evicted: (name: string) => void) {
-  const entries = new Map<string, number>();
-  let bytes = 0;
-  const forget = (name: string) => {
-    const known = entries.get(name);
-    if (known === undefined) return;
-    entries.delete(name);
-    bytes -= known;
-  };
+  let deletions: Promise<void>[] = [];
+  const entries = new LruMap<string, number>({
+    maxBytes,
+    sizeOf: (size) => size,
+    onEvict(name) {
+      evicted(name);
+      deletions.push(store.delete(name).catch(() => undefined));
+    },
+  });
   return {
-    bytes: () => bytes,
-    forget,
+    bytes: () => entries.bytes,
+    forget: (name: string) => entries.delete(name),
     forgetPrefix(prefix: string) {
-      for (const name of [...entries.keys()]) if (name.startsWith(prefix)) forget(name);
+      for (const name of [...entries.keys()]) if (name.startsWith(prefix)) entries.delete(name);
     },
     async touch(name: string, size: number) {
-      forget(name);
       entries.set(name, size);
-      bytes += size;
-      while (bytes > maxBytes && entries.size > 1) {
-        const oldest = entries.keys().next().value as string;
-        forget(oldest);
-        evicted(oldest);
-        await store.delete(oldest).catch(() => undefined);
-      }
+      if (deletions.length === 0) return;
+      const pending = deletions;
+      deletions = [];
+      await Promise.all(pending);
     },
   };
 }

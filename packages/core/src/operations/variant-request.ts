@@ -1,4 +1,5 @@
 import { ErrorCodes, ImagePipelineError, validationError } from "../errors.js";
+import { LruMap } from "../lru.js";
 import type { Clock } from "../ports/clock.js";
 import type { VariantSigner } from "../ports/variant-cache.js";
 import { imagePathSchema, parseAll } from "../schemas.js";
@@ -31,19 +32,12 @@ export interface ResolvedVariantUrl {
   modifiers: Modifiers;
 }
 
-/** A map that forgets its oldest entries beyond `limit`. */
+/** A map that forgets its least recently used entries beyond `limit`. */
 export function boundedMemo<T>(limit: number): {
   get(key: string): T | undefined;
   set(key: string, value: T): void;
 } {
-  const entries = new Map<string, T>();
-  return {
-    get: (key) => entries.get(key),
-    set(key, value) {
-      entries.set(key, value);
-      if (entries.size > limit) entries.delete(entries.keys().next().value as string);
-    },
-  };
+  return new LruMap<string, T>({ maxEntries: limit });
 }
 
 export async function sha256Hex(input: string | Uint8Array): Promise<string> {

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ErrorCodes, ImagePipelineError, validationError } from "../errors.js";
 import type { ImageFormat } from "../image.js";
+import { type Release, Semaphore } from "../semaphore.js";
 import { rotatedSize, type Size, stepOutputSize } from "../transforms/plan.js";
 import type { TransformStep } from "../transforms/steps.js";
 
@@ -157,21 +158,52 @@ export function createMemoryBudget(
   const releaseAfterBytes = options.releaseAfterBytes ?? DEFAULT_RELEASE_AFTER_BYTES;
   const releaseAfterIdleMs = options.releaseAfterIdleMs ?? DEFAULT_RELEASE_AFTER_IDLE_MS;
   const releaseAfterJobMs = options.releaseAfterJobMs ?? DEFAULT_RELEASE_AFTER_JOB_MS;
-  let reserved = 0;
   // The largest reservation since `onDrained` was last called.
   let largest = 0;
   // Whether a reservation of `releaseAfterBytes` or more was held `releaseAfterJobMs` since then.
   let longJob = false;
   // Runs `onDrained` when the budget stays empty; cleared by the next reservation.
   let idleTimer: ReturnType<typeof setTimeout> | undefined;
-  const queue: Array<{ bytes: number; start(): void }> = [];
-  const next = () => {
-    while (queue.length > 0 && reserved + (queue[0] as { bytes: number }).bytes <= options.maxBytes) {
-      queue.shift()?.start();
-    }
+  const budget: Semaphore = new Semaphore({
+    capacity: options.maxBytes,
+    maxWaitMs: options.maxWaitMs,
+    timedOut: () =>
+      new ImagePipelineError(
+        ErrorCodes.OVERLOADED,
+        `The server's image memory is in use (${Math.ceil(budget.held / MB)} of ${Math.floor(options.maxBytes / MB)} MB); retry later.`,
+        { retryAfterSeconds: 1 },
+      ),
+  });
+  const drain = () => {
+    idleTimer = undefined;
+    largest = 0;
+    longJob = false;
+    onDrained?.();
+  };
+  /** Gives `bytes` back, then schedules the drain when the budget is left empty after a large job. */
+  const released = (bytes: number, release: Release): (() => void) => {
+    // When the reservation was granted (a waiting job's time in the queue does not count).
+    const granted = performance.now();
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      release();
+      if (bytes >= releaseAfterBytes && performance.now() - granted >= releaseAfterJobMs) longJob = true;
+      if (onDrained === undefined || budget.held > 0 || budget.waiting > 0 || largest < releaseAfterBytes) {
+        return;
+      }
+      clearTimeout(idleTimer);
+      if (longJob) {
+        drain();
+        return;
+      }
+      idleTimer = setTimeout(drain, releaseAfterIdleMs);
+      (idleTimer as { unref?: () => void }).unref?.();
+    };
   };
   return {
-    stats: () => ({ reservedBytes: reserved, waiting: queue.length, maxBytes: options.maxBytes }),
+    stats: () => ({ reservedBytes: budget.held, waiting: budget.waiting, maxBytes: options.maxBytes }),
     reserve(bytes, field, signal) {
       if (bytes > options.maxBytes) {
         return Promise.reject(
@@ -189,71 +221,7 @@ export function createMemoryBudget(
       largest = Math.max(largest, bytes);
       clearTimeout(idleTimer);
       idleTimer = undefined;
-      let released = false;
-      // When the reservation was granted (a waiting job's time in the queue does not count).
-      let granted = 0;
-      const release = () => {
-        if (released) return;
-        released = true;
-        reserved -= bytes;
-        if (bytes >= releaseAfterBytes && performance.now() - granted >= releaseAfterJobMs) longJob = true;
-        next();
-        if (onDrained !== undefined && reserved === 0 && queue.length === 0 && largest >= releaseAfterBytes) {
-          clearTimeout(idleTimer);
-          const drain = () => {
-            idleTimer = undefined;
-            largest = 0;
-            longJob = false;
-            onDrained();
-          };
-          if (longJob) {
-            drain();
-            return;
-          }
-          idleTimer = setTimeout(drain, releaseAfterIdleMs);
-          (idleTimer as { unref?: () => void }).unref?.();
-        }
-      };
-      if (queue.length === 0 && reserved + bytes <= options.maxBytes) {
-        reserved += bytes;
-        granted = performance.now();
-        return Promise.resolve(release);
-      }
-      if (signal?.aborted) return Promise.reject(signal.reason);
-      return new Promise((resolve, reject) => {
-        const leave = (reason: unknown) => {
-          clearTimeout(timer);
-          signal?.removeEventListener("abort", onAbort);
-          const index = queue.indexOf(entry);
-          if (index >= 0) queue.splice(index, 1);
-          next();
-          reject(reason);
-        };
-        const onAbort = () => leave(signal?.reason);
-        const entry = {
-          bytes,
-          start: () => {
-            clearTimeout(timer);
-            signal?.removeEventListener("abort", onAbort);
-            reserved += bytes;
-            granted = performance.now();
-            resolve(release);
-          },
-        };
-        const timer = setTimeout(
-          () =>
-            leave(
-              new ImagePipelineError(
-                ErrorCodes.OVERLOADED,
-                `The server's image memory is in use (${Math.ceil(reserved / MB)} of ${Math.floor(options.maxBytes / MB)} MB); retry later.`,
-                { retryAfterSeconds: 1 },
-              ),
-            ),
-          options.maxWaitMs,
-        );
-        signal?.addEventListener("abort", onAbort, { once: true });
-        queue.push(entry);
-      });
+      return budget.acquire({ units: bytes, signal }).then((release) => released(bytes, release));
     },
   };
 }

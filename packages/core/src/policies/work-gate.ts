@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ErrorCodes, ImagePipelineError } from "../errors.js";
+import { type Release, Semaphore } from "../semaphore.js";
 
 /**
  * Back-pressure of one pipeline (one node): at most `maxActive` image jobs run at once, at most
@@ -42,67 +43,42 @@ function overloaded(message: string, retryAfterSeconds: number): ImagePipelineEr
   return new ImagePipelineError(ErrorCodes.OVERLOADED, message, { retryAfterSeconds });
 }
 
-/** Creates the gate of {@link workQueueOptionsSchema}. */
+/** Creates the gate of {@link workQueueOptionsSchema}: a {@link Semaphore} of `maxActive` slots. */
 export function createWorkGate(options: WorkQueueOptions): WorkGate {
-  let active = 0;
-  const queue: Array<{ start(): void }> = [];
   // A refused client retries after about the time one slot takes to free up; 1 s at least.
   const retryAfter = Math.max(1, Math.ceil(options.maxWaitMs / 1000 / Math.max(1, options.maxActive)));
-
-  function next(): void {
-    while (active < options.maxActive && queue.length > 0) queue.shift()?.start();
-  }
-
   const full = () =>
     overloaded(
-      `The server is at capacity (${options.maxActive} jobs running, ${queue.length} waiting); retry later.`,
+      `The server is at capacity (${options.maxActive} jobs running, ${slots.waiting} waiting); retry later.`,
       retryAfter,
     );
+  const slots: Semaphore = new Semaphore({
+    capacity: options.maxActive,
+    maxWaiting: options.maxQueued,
+    maxWaitMs: options.maxWaitMs,
+    full,
+    timedOut: () =>
+      overloaded(`The job waited ${options.maxWaitMs} ms for a free slot; retry later.`, retryAfter),
+  });
+  const execute = async <T>(job: () => Promise<T>, release: Release): Promise<T> => {
+    try {
+      return await job();
+    } finally {
+      release();
+    }
+  };
 
   return {
-    stats: () => ({ active, queued: queue.length }),
+    stats: () => ({ active: slots.held, queued: slots.waiting }),
     assertRoom() {
-      if (active >= options.maxActive && queue.length >= options.maxQueued) throw full();
+      if (!slots.canAcquire() && slots.isFull()) throw full();
     },
     run<T>(job: () => Promise<T>, signal?: AbortSignal): Promise<T> {
       if (signal?.aborted) return Promise.reject(signal.reason);
-      const execute = async (): Promise<T> => {
-        active += 1;
-        try {
-          return await job();
-        } finally {
-          active -= 1;
-          next();
-        }
-      };
-      if (active < options.maxActive && queue.length === 0) return execute();
-      if (queue.length >= options.maxQueued) return Promise.reject(full());
-      return new Promise<T>((resolve, reject) => {
-        const leave = (reason: unknown) => {
-          clearTimeout(timer);
-          signal?.removeEventListener("abort", onAbort);
-          const index = queue.indexOf(entry);
-          if (index >= 0) queue.splice(index, 1);
-          reject(reason);
-        };
-        const onAbort = () => leave(signal?.reason);
-        const entry = {
-          start: () => {
-            clearTimeout(timer);
-            signal?.removeEventListener("abort", onAbort);
-            execute().then(resolve, reject);
-          },
-        };
-        const timer = setTimeout(
-          () =>
-            leave(
-              overloaded(`The job waited ${options.maxWaitMs} ms for a free slot; retry later.`, retryAfter),
-            ),
-          options.maxWaitMs,
-        );
-        signal?.addEventListener("abort", onAbort, { once: true });
-        queue.push(entry);
-      });
+      // A free slot starts the job in this call; otherwise it waits its turn.
+      const release = slots.tryAcquire();
+      if (release !== null) return execute(job, release);
+      return slots.acquire({ signal }).then((granted) => execute(job, granted));
     },
   };
 }
