@@ -1,4 +1,9 @@
 export {
+  createHttpOriginSource,
+  type HttpOriginSourceOptions,
+  httpOriginSourceOptionsSchema,
+} from "./create-http-origin-source.js";
+export {
   type AddressPolicy,
   createNodeImageFetcher,
   type HostResolver,

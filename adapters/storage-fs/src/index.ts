@@ -23,6 +23,11 @@ export {
   fsKeyStoreOptionsSchema,
 } from "./create-fs-key-store.js";
 export {
+  createFsOriginSource,
+  type FsOriginSourceOptions,
+  fsOriginSourceOptionsSchema,
+} from "./create-fs-origin-source.js";
+export {
   createFsQuotaStore,
   type FsQuotaStore,
   type FsQuotaStoreOptions,

@@ -12,6 +12,7 @@
  *   BlobStore applies.
  * - The format table's derived lists and lookups (media types, extensions, spellings, messages).
  * - Background removers' shared cutout rules (size check, alpha lowering, undecodable input).
+ * - Origin sources' shared refusals and the freshness an origin's `Cache-Control` declares.
  * - Sweeping temporary directories left by processes that crashed.
  * - Options parsing and small helpers adapters share.
  */
@@ -46,7 +47,9 @@ export { LruMap, type LruOptions } from "./lru.js";
 export { definedFields } from "./memory/memory-key-store.js";
 export { compareNewestFirst, paginate } from "./memory/paginate.js";
 export { parseOptions } from "./options.js";
+export { cacheControlMaxAge, originError, originNotImage, originTooLarge } from "./origin-kit.js";
 export { assertBlobKey } from "./ports/blob-store.js";
+export type { OriginGetRequest, OriginValidators } from "./ports/origin-source.js";
 export { type AcquireOptions, type Release, Semaphore, type SemaphoreOptions } from "./semaphore.js";
 export { type OwnerlessDirectorySweep, sweepOwnerlessDirectories } from "./temp-directories.js";
 export type { Rgba } from "./transforms/color.js";

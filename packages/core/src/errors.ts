@@ -32,6 +32,15 @@ export const ErrorCodes = {
   SOURCE_NOT_ACCESSIBLE: "SOURCE_NOT_ACCESSIBLE",
   /** The source of a URL import failed (5xx, too many redirects, TLS or protocol error). */
   SOURCE_ERROR: "SOURCE_ERROR",
+  /** An origin of origin-image delivery has no image at the path, or no origin has that name. */
+  ORIGIN_NOT_FOUND: "ORIGIN_NOT_FOUND",
+  /**
+   * An origin of origin-image delivery failed: an error answer, a refused connection or redirect,
+   * or something else than an image.
+   */
+  ORIGIN_ERROR: "ORIGIN_ERROR",
+  /** An origin of origin-image delivery gave no complete answer within its deadline. */
+  ORIGIN_TIMEOUT: "ORIGIN_TIMEOUT",
   /** The request could not be parsed (malformed JSON, empty JSON body, wrong content type). */
   BAD_REQUEST: "BAD_REQUEST",
   /** The rate limit of the key is exhausted. */

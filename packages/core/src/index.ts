@@ -136,6 +136,7 @@ export {
 } from "./ports/logger.js";
 export type { MemoryReleaser } from "./ports/memory-releaser.js";
 export type { ModelPorts } from "./ports/models.js";
+export type { OriginAnswer, OriginSource } from "./ports/origin-source.js";
 export type { PlaceholderEncoder, PlaceholderPixels } from "./ports/placeholder-encoder.js";
 export type {
   QuotaReservation,

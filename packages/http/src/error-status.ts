@@ -29,6 +29,9 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, ErrorStatus>> = {
   SOURCE_TIMEOUT: VALIDATION,
   SOURCE_NOT_ACCESSIBLE: VALIDATION,
   SOURCE_ERROR: VALIDATION,
+  ORIGIN_NOT_FOUND: { status: 404, slug: "not-found", title: "Not Found" },
+  ORIGIN_ERROR: { status: 502, slug: "internal-error", title: "Internal Error" },
+  ORIGIN_TIMEOUT: { status: 504, slug: "internal-error", title: "Internal Error" },
   BAD_REQUEST: { status: 400, slug: "bad-request", title: "Bad Request" },
   RATE_LIMITED: { status: 429, slug: "too-many-requests", title: "Too Many Requests" },
   UNSUPPORTED_OPERATION: { status: 501, slug: "internal-error", title: "Internal Error" },
@@ -45,12 +48,17 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, ErrorStatus>> = {
   INTERNAL: { status: 500, slug: "internal-error", title: "Internal Error" },
 };
 
-/** Model-provider failures: their messages are written for clients (no upstream text, no keys). */
-const MODEL_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+/**
+ * Model-provider and origin failures: their messages are written for clients (no upstream text,
+ * no keys, no hosts or directories), so a 5xx of theirs keeps its message.
+ */
+const CLIENT_MESSAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   ErrorCodes.MODEL_NOT_CONFIGURED,
   ErrorCodes.MODEL_UNAVAILABLE,
   ErrorCodes.MODEL_BAD_RESPONSE,
   ErrorCodes.MODEL_TIMEOUT,
+  ErrorCodes.ORIGIN_ERROR,
+  ErrorCodes.ORIGIN_TIMEOUT,
 ]);
 
 /** The `type` URL of every error body (the original service's docs host, for compatibility). */
@@ -192,7 +200,7 @@ export function errorResponse(error: ImagePipelineError): HttpResponse {
       : status >= 500 &&
           error.code !== ErrorCodes.OVERLOADED &&
           error.code !== ErrorCodes.UNSUPPORTED_OPERATION &&
-          !MODEL_CODES.has(error.code)
+          !CLIENT_MESSAGE_CODES.has(error.code)
         ? "An internal error occurred while processing the request."
         : error.message;
   return errorBodyResponse(errorBody({ status, slug, title, message, code: error.code }), headers);

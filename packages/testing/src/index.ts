@@ -90,6 +90,11 @@ export {
   type UpstreamFault,
 } from "./conformance/model-ports.js";
 export {
+  describeOriginSourceConformance,
+  type OriginFixture,
+  type OriginSourceConformanceOptions,
+} from "./conformance/origin-source.js";
+export {
   describeTextExtractorConformance,
   type TextExtractorConformanceCapabilities,
   type TextExtractorConformanceContext,
