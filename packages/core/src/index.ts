@@ -49,12 +49,12 @@ export { createMemoryRateLimiter } from "./memory/memory-rate-limiter.js";
 export type { Operations } from "./operation-types.js";
 export type { Caller } from "./operations/context.js";
 export { createBlobVariantCache, type DeliveryOptions } from "./operations/deliver-variant.js";
+export { type ProcessImageOptions, processImage } from "./operations/process-image.js";
 export {
   OPERATIONS_TABLE,
   type OperationId,
   type OperationInput,
 } from "./operations/table.js";
-export { type ProcessImageOptions, processImage } from "./operations/transform-image.js";
 export {
   type AccountUsage,
   createImagePipeline,
