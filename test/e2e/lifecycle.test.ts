@@ -106,7 +106,13 @@ describe("start-up: every request gets an answer", () => {
       expect([401, 503]).toContain(answer.status);
       if (answer.status === 503) {
         expect(answer.retryAfter).toBe("1");
-        expect(answer.body).toMatchObject({ status: 503, error: "Internal Error", code: "OVERLOADED" });
+        expect(answer.body).toMatchObject({
+          type: "https://docs.img-processing.com/errors/internal-error",
+          status: 503,
+          error: "Internal Error",
+          code: "STARTING",
+          message: "The server is starting; retry in a moment.",
+        });
       } else {
         expect(answer.body).toMatchObject({ status: 401, error: "Unauthorized" });
       }

@@ -40,7 +40,7 @@ export const tesseractTextExtractorOptionsSchema = z
     idleMs: z.number().int().positive().max(86_400_000).default(RESIDENT_IDLE_MS),
     /**
      * Calls waiting for a worker beyond the running ones; one more is refused at once with 503
-     * `OVERLOADED` (Retry-After), so a burst cannot queue for minutes. @default 4 x workers
+     * `OCR_AT_CAPACITY` (Retry-After), so a burst cannot queue for minutes. @default 4 x workers
      */
     maxQueued: z.number().int().nonnegative().max(10_000).optional(),
     /**

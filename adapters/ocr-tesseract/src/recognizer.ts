@@ -27,7 +27,7 @@ export const DECODE_BYTES_PER_PIXEL = 3;
 export interface RecognizerOptions extends PreprocessOptions {
   /** Readers in the pool (pages prepared ahead of them at most as many). */
   size: number;
-  /** Calls admitted beyond `size` before one is refused with `OVERLOADED`. */
+  /** Calls admitted beyond `size` before one is refused with `OCR_AT_CAPACITY`. */
   maxQueued: number;
   /** Deadline of one call, queueing included. */
   timeoutMs: number;
@@ -44,7 +44,7 @@ interface ReadyCall {
 }
 
 /**
- * Reads pages with the readers of `pool`: admits a call (or refuses it with `OVERLOADED` when
+ * Reads pages with the readers of `pool`: admits a call (or refuses it with `OCR_AT_CAPACITY` when
  * `size + maxQueued` are already in), pre-processes its page once it may hold one ahead of a
  * reader, reserves its memory in the host's budget, and reads it, all within one deadline.
  */
@@ -65,7 +65,7 @@ export function createRecognizer(options: RecognizerOptions, pool: ReaderPool) {
     // their start, so a burst is refused at once rather than after its pre-processing.
     if (admitted >= size + maxQueued) {
       throw new ImagePipelineError(
-        ErrorCodes.OVERLOADED,
+        ErrorCodes.OCR_AT_CAPACITY,
         `Text extraction is at capacity (${size} running, ${admitted - size} waiting); retry later.`,
         { retryAfterSeconds: Math.max(1, Math.ceil(timeoutMs / 1000 / 4)) },
       );

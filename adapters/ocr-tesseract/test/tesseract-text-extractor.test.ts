@@ -129,7 +129,7 @@ describe("idle workers", () => {
 });
 
 describe("back-pressure and one deadline per call", () => {
-  it("refuses calls beyond the running and queued ones at once with OVERLOADED", async () => {
+  it("refuses calls beyond the running and queued ones at once with OCR_AT_CAPACITY", async () => {
     const extractor = createTesseractTextExtractor({ workers: 1, maxQueued: 1 });
     try {
       const rendered = await renderDocument();
@@ -144,7 +144,7 @@ describe("back-pressure and one deadline per call", () => {
       const outcomes = await Promise.all(calls);
       expect(outcomes.filter((outcome) => outcome.ok)).toHaveLength(2);
       const refused = outcomes.filter((outcome) => !outcome.ok);
-      expect(refused.map((outcome) => outcome.code)).toEqual(["OVERLOADED", "OVERLOADED"]);
+      expect(refused.map((outcome) => outcome.code)).toEqual(["OCR_AT_CAPACITY", "OCR_AT_CAPACITY"]);
       // Refused before any work: long before the first recognition could finish.
       const firstDone = Math.min(...outcomes.filter((outcome) => outcome.ok).map((outcome) => outcome.ms));
       for (const outcome of refused) expect(outcome.ms).toBeLessThan(firstDone);

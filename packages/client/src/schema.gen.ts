@@ -832,7 +832,7 @@ export interface components {
                 "application/json": components["schemas"]["MessageError"];
             };
         };
-        /** @description An unexpected failure; a storage or model outage, or the node at capacity (`OVERLOADED`), with `Retry-After` (503). */
+        /** @description An unexpected failure (500); or a 503 with `Retry-After` and its cause in `code`: the server starting (`STARTING`), a storage or model outage (`STORAGE_UNAVAILABLE`, `MODEL_UNAVAILABLE`), the node or its OCR at capacity (`OVERLOADED`, `OCR_AT_CAPACITY`). */
         InternalError: {
             headers: {
                 "X-Image-Processing-Usage": components["headers"]["Usage"];

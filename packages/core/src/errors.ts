@@ -20,7 +20,7 @@ export const ErrorCodes = {
   INVALID_IMAGE: "INVALID_IMAGE",
   /** The input exceeds the byte, pixel or side limits. */
   IMAGE_TOO_LARGE: "IMAGE_TOO_LARGE",
-  /** The requested output would exceed the output side limit. */
+  /** The requested output would exceed the output side, pixel or byte limit of its format. */
   OUTPUT_TOO_LARGE: "OUTPUT_TOO_LARGE",
   /** A URL to import is refused by the origin policy (scheme, port, credentials, host, redirect). */
   URL_NOT_ALLOWED: "URL_NOT_ALLOWED",
@@ -54,6 +54,13 @@ export const ErrorCodes = {
    * request did no work and was not billed. Retry after `retryAfterSeconds`.
    */
   OVERLOADED: "OVERLOADED",
+  /**
+   * The embedded text recognition (OCR) already reads and queues as many pages as it accepts; the
+   * call did no work. Retry after `retryAfterSeconds`.
+   */
+  OCR_AT_CAPACITY: "OCR_AT_CAPACITY",
+  /** The server is still starting (its handler is not built yet); retry in a moment. */
+  STARTING: "STARTING",
   /**
    * A model-backed operation (imagine, visualize, classify, extract-formatted-text) has no model
    * provider configured on this deployment; the message names the operation and the model.

@@ -85,6 +85,14 @@ export interface ImagePipeline extends OperationMethods {
    */
   admit(caller: Caller, operationId?: string): Promise<RateLimitDecision | null>;
   /**
+   * A server's first step for a request of `operationId`, before its key is looked up or its body
+   * read: for an image job it throws `OVERLOADED` when the work queue is full, else holds a place
+   * in it until the returned release (call it before reading the body, and again at the end: it
+   * runs once). Every other operation, or a pipeline without a `workQueue`, gets a no-op release.
+   * The refusal needs no I/O, so it stays fast while the disk and the thread pool are busy.
+   */
+  holdWork(operationId: string): () => void;
+  /**
    * The model circuit breaker's circuits used so far (`{port}:{model}`, e.g. `vision:gpt-4o`) and
    * their state; empty when the breaker is off. For metrics and health pages.
    */
@@ -187,6 +195,8 @@ export function createImagePipeline(
       }
       return admitRequest(context.policy, caller);
     },
+    holdWork: (operationId) =>
+      gate !== undefined && runnerOf(operationId) === "gated" ? gate.hold() : () => undefined,
     load: () => gate?.stats() ?? null,
     modelCircuits: () => breaker?.list() ?? [],
     stopBackgroundWork: () => facts.stop(),

@@ -54,6 +54,38 @@ describe("createWorkGate", () => {
     expect(gate.stats()).toEqual({ active: 0, queued: 0 });
   });
 
+  it("holds places like waiting jobs: one beyond them is refused at once, a released one is free again", async () => {
+    const gate = createWorkGate({ maxActive: 1, maxQueued: 1, maxWaitMs: 60_000 });
+    const first = gate.hold();
+    const second = gate.hold();
+    const refused = (() => {
+      try {
+        gate.hold();
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    })();
+    expect(isImagePipelineError(refused) && refused.code).toBe(ErrorCodes.OVERLOADED);
+    expect(() => gate.assertRoom()).toThrow(/capacity/);
+    // A job of neither holder finds no place while both are held, not even the idle slot.
+    expect(isImagePipelineError(await rejection(gate.run(async () => "x")))).toBe(true);
+    // The holders release just before they run: each finds the place it held.
+    first();
+    first();
+    const running = latch("a");
+    const started = gate.run(running.job);
+    expect(running.started).toBe(true);
+    expect(isImagePipelineError(await rejection(gate.run(async () => "b")))).toBe(true);
+    second();
+    const queued = gate.run(async () => "c");
+    expect(gate.stats()).toEqual({ active: 1, queued: 1 });
+    running.release();
+    expect(await Promise.all([started, queued])).toEqual(["a", "c"]);
+    gate.assertRoom();
+    expect(gate.stats()).toEqual({ active: 0, queued: 0 });
+  });
+
   it("frees the slot of a job that fails, and passes its error through", async () => {
     const gate = createWorkGate({ maxActive: 1, maxQueued: 0, maxWaitMs: 1000 });
     await expect(gate.run(async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");

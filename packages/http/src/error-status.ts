@@ -11,6 +11,13 @@ interface ErrorStatus {
 const VALIDATION: ErrorStatus = { status: 422, slug: "validation-error", title: "Validation Error" };
 
 /**
+ * Every 5xx keeps the contract's `internal-error` / "Internal Error" (section 2.2: a client that
+ * knows only the contract reads `type` and `error` the same on any 5xx); what failed is named by
+ * the `code` beside them and by the message.
+ */
+const UNAVAILABLE: ErrorStatus = { status: 503, slug: "internal-error", title: "Internal Error" };
+
+/**
  * The only code → status table of pixport (contract section 2.2). 422 codes use the validation
  * body shape (`errors` list, no `message`); every other code uses the message shape.
  */
@@ -35,10 +42,12 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, ErrorStatus>> = {
   BAD_REQUEST: { status: 400, slug: "bad-request", title: "Bad Request" },
   RATE_LIMITED: { status: 429, slug: "too-many-requests", title: "Too Many Requests" },
   UNSUPPORTED_OPERATION: { status: 501, slug: "internal-error", title: "Internal Error" },
-  STORAGE_UNAVAILABLE: { status: 503, slug: "internal-error", title: "Internal Error" },
-  OVERLOADED: { status: 503, slug: "internal-error", title: "Internal Error" },
+  STORAGE_UNAVAILABLE: UNAVAILABLE,
+  OVERLOADED: UNAVAILABLE,
+  OCR_AT_CAPACITY: UNAVAILABLE,
+  STARTING: UNAVAILABLE,
   MODEL_NOT_CONFIGURED: { status: 501, slug: "internal-error", title: "Internal Error" },
-  MODEL_UNAVAILABLE: { status: 503, slug: "internal-error", title: "Internal Error" },
+  MODEL_UNAVAILABLE: UNAVAILABLE,
   MODEL_BAD_RESPONSE: { status: 502, slug: "internal-error", title: "Internal Error" },
   MODEL_TIMEOUT: { status: 504, slug: "internal-error", title: "Internal Error" },
   PROCESSING_TIMEOUT: VALIDATION,
@@ -49,8 +58,10 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, ErrorStatus>> = {
 };
 
 /**
- * Model-provider and origin failures: their messages are written for clients (no upstream text,
- * no keys, no hosts or directories), so a 5xx of theirs keeps its message.
+ * 5xx codes whose messages are written for clients: model-provider and origin failures (no
+ * upstream text, no keys, no hosts or directories), a capability the deployment lacks, and the
+ * refusals of a busy or starting node (what is full, when to retry). Every other 5xx answers a
+ * generic sentence.
  */
 const CLIENT_MESSAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   ErrorCodes.MODEL_NOT_CONFIGURED,
@@ -59,6 +70,10 @@ const CLIENT_MESSAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   ErrorCodes.MODEL_TIMEOUT,
   ErrorCodes.ORIGIN_ERROR,
   ErrorCodes.ORIGIN_TIMEOUT,
+  ErrorCodes.UNSUPPORTED_OPERATION,
+  ErrorCodes.OVERLOADED,
+  ErrorCodes.OCR_AT_CAPACITY,
+  ErrorCodes.STARTING,
 ]);
 
 /** The `type` URL of every error body (the original service's docs host, for compatibility). */
@@ -197,10 +212,7 @@ export function errorResponse(error: ImagePipelineError): HttpResponse {
   const message =
     error.code === ErrorCodes.STORAGE_UNAVAILABLE
       ? STORAGE_UNAVAILABLE_MESSAGE
-      : status >= 500 &&
-          error.code !== ErrorCodes.OVERLOADED &&
-          error.code !== ErrorCodes.UNSUPPORTED_OPERATION &&
-          !CLIENT_MESSAGE_CODES.has(error.code)
+      : status >= 500 && !CLIENT_MESSAGE_CODES.has(error.code)
         ? "An internal error occurred while processing the request."
         : error.message;
   return errorBodyResponse(errorBody({ status, slug, title, message, code: error.code }), headers);

@@ -169,6 +169,7 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
     };
     const finish = (response: HttpResponse) => finishResponse(request, response, state, settings, options);
     let releaseUpload: (() => void) | undefined;
+    let releaseWork: (() => void) | undefined;
     try {
       const match = matchRoute(compiled, request);
       if (match.kind === "not-found") {
@@ -181,7 +182,13 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
       const { route, params } = match;
       state.operationId = route.operationId;
       state.routePath = route.path;
+      // A full node refuses an image job first, from the route alone: no key look-up and no body,
+      // nothing that waits on the disk or the thread pool, so the 503 stays fast under load. The
+      // place is held during the look-ups, so requests arriving together cannot all pass, and
+      // released before the body is read, so a slow body never holds one.
+      releaseWork = pipeline.holdWork(route.operationId);
       const authenticated = await admitRequest(pipeline, request, route, uploads, state);
+      releaseWork();
       const context: RouteContext = {
         pipeline,
         get caller(): Caller {
@@ -213,6 +220,7 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
       state.errorCode = answer.errorCode;
       return finish(answer.response);
     } finally {
+      releaseWork?.();
       releaseUpload?.();
     }
   };
@@ -240,7 +248,8 @@ async function admitRequest(
   // Every authenticated request counts against the key's per-minute limit (contract 3, P12).
   if (authenticated !== undefined) {
     try {
-      state.rateLimit = await pipeline.admit(authenticated, route.operationId);
+      // The work gate was asked before the look-up (`holdWork`), so only the limit is counted here.
+      state.rateLimit = await pipeline.admit(authenticated);
     } catch (error) {
       // A refused request still reports the window (the decision travels on the error).
       if (RateLimitedError.isInstance(error)) state.rateLimit = error.decision;

@@ -43,7 +43,7 @@ const ERROR_RESPONSES = {
   "429": ["TooManyRequests", "The key's rate limit is exceeded; retry after `Retry-After` seconds."],
   "5XX": [
     "InternalError",
-    "An unexpected failure; a storage or model outage, or the node at capacity (`OVERLOADED`), with `Retry-After` (503).",
+    "An unexpected failure (500); or a 503 with `Retry-After` and its cause in `code`: the server starting (`STARTING`), a storage or model outage (`STORAGE_UNAVAILABLE`, `MODEL_UNAVAILABLE`), the node or its OCR at capacity (`OVERLOADED`, `OCR_AT_CAPACITY`).",
   ],
 } as const;
 

@@ -3,6 +3,7 @@ import {
   createMemoryBlobStore,
   createMemoryImageRepository,
   createMemoryKeyStore,
+  type ErrorCode,
   ErrorCodes,
   type ImageCodec,
   ImagePipelineError,
@@ -12,6 +13,7 @@ import { validationError } from "@pixport/core/internal";
 import { describe, expect, it } from "vitest";
 import {
   createHttpHandler,
+  ERROR_STATUS,
   errorBody,
   errorResponse,
   type HttpRequest,
@@ -88,6 +90,38 @@ describe("the error body builder", () => {
     expect(text(outage)).toBe(
       '{"type":"https://docs.img-processing.com/errors/internal-error","error":"Internal Error","status":503,"message":"Storage is temporarily unavailable; retry later.","code":"STORAGE_UNAVAILABLE"}',
     );
+  });
+
+  it("names each cause of a 503 by its own code and message, in the contract's 5xx type and title", () => {
+    // The contract gives every 5xx `internal-error` / "Internal Error" (section 2.2): the cause
+    // travels in `code` and `message`, with Retry-After, never in a 5xx slug of pixport's own.
+    const unavailable = Object.entries(ERROR_STATUS)
+      .filter(([, row]) => row.status === 503)
+      .map(([code]) => code)
+      .sort();
+    expect(unavailable).toEqual(
+      ["MODEL_UNAVAILABLE", "OCR_AT_CAPACITY", "OVERLOADED", "STARTING", "STORAGE_UNAVAILABLE"].sort(),
+    );
+    const messages = new Set<string>();
+    for (const code of unavailable) {
+      const answer = errorResponse(
+        new ImagePipelineError(code as ErrorCode, `${code} says why`, { retryAfterSeconds: 2 }),
+      );
+      const body = JSON.parse(text(answer)) as Record<string, unknown>;
+      expect(answer.status, code).toBe(503);
+      expect(answer.headers["Retry-After"], code).toBe("2");
+      expect(Object.keys(body), code).toEqual(["type", "error", "status", "message", "code"]);
+      expect(body, code).toMatchObject({
+        type: "https://docs.img-processing.com/errors/internal-error",
+        error: "Internal Error",
+        status: 503,
+        code,
+      });
+      expect(body.message, code).not.toBe("An internal error occurred while processing the request.");
+      messages.add(String(body.message));
+    }
+    // Storage keeps its adapter's text for the log; the others say what is busy or starting.
+    expect(messages.size).toBe(unavailable.length);
   });
 
   it("answers a wrong method (405) and a closed request (499) with the same bytes as before", async () => {

@@ -2,8 +2,8 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
-import { ErrorCodes } from "@pixport/core";
-import { errorBody } from "@pixport/http";
+import { ErrorCodes, ImagePipelineError } from "@pixport/core";
+import { errorBody, errorResponse } from "@pixport/http";
 import { defaultPublicBaseUrl, type ServerConfig } from "./config.js";
 
 type LifecycleState = "starting" | "ready" | "draining";
@@ -51,16 +51,32 @@ function answerWhileStarting(request: IncomingMessage, response: ServerResponse)
     return;
   }
   // The body (if any) is not read; closing the connection after the answer discards it.
-  writeJson(
+  writeError(
     response,
-    503,
-    errorBody({
-      status: 503,
-      message: "The server is starting; retry in a moment.",
-      code: ErrorCodes.OVERLOADED,
+    new ImagePipelineError(ErrorCodes.STARTING, "The server is starting; retry in a moment.", {
+      retryAfterSeconds: 1,
     }),
-    { "Retry-After": "1", Connection: "close" },
+    { Connection: "close" },
   );
+}
+
+/**
+ * Writes the contract's error body of `error` (the one code → status table: status, `code`,
+ * message, `Retry-After`) on a response the handler does not answer, plus `headers`.
+ */
+export function writeError(
+  response: ServerResponse,
+  error: ImagePipelineError,
+  headers: Record<string, string> = {},
+): void {
+  const answer = errorResponse(error);
+  const body = answer.body ?? new Uint8Array();
+  response.writeHead(answer.status, {
+    ...answer.headers,
+    "Content-Length": String(body.byteLength),
+    ...headers,
+  });
+  response.end(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
 }
 
 function writeJson(

@@ -67,7 +67,13 @@ function logCounters(registry: Registry, log: () => LogStats): void {
   });
 }
 
-const REFUSALS = new Set(["RATE_LIMITED", "QUOTA_EXCEEDED", "OVERLOADED", "REQUEST_TIMEOUT"]);
+const REFUSALS = new Set([
+  "RATE_LIMITED",
+  "QUOTA_EXCEEDED",
+  "OVERLOADED",
+  "OCR_AT_CAPACITY",
+  "REQUEST_TIMEOUT",
+]);
 
 /** Per answered request: count, duration, bytes, refusals by code and variant cache results. */
 function requestMetrics(registry: Registry): (event: RequestEvent) => void {

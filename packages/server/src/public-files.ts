@@ -1,9 +1,10 @@
 import type { BlobStore, Logger } from "@pixport/core";
-import { IMAGE_FORMATS } from "@pixport/core";
+import { ErrorCodes, IMAGE_FORMATS, ImagePipelineError } from "@pixport/core";
 import { formatFromSpelling, publicKeyFor } from "@pixport/core/adapter-kit";
 import { IMAGE_ID_PATTERN } from "@pixport/core/internal";
 import { errorBody } from "@pixport/http";
 import type { Express, Request, Response } from "express";
+import { writeError } from "./lifecycle.js";
 
 /** `GET` and `HEAD /images/{id}.{ext}`: published copies, served without a key by {@link servePublicImage}. */
 export function mountPublicFiles(app: Express, store: BlobStore, log: Logger): void {
@@ -54,9 +55,13 @@ export function servePublicImage(store: BlobStore, log: Logger) {
       notFound();
     } catch (error) {
       log.error?.("serving a public image failed", { id, error: String(error) });
-      response
-        .status(503)
-        .json(errorBody({ status: 503, message: "The image could not be read; retry later." }));
+      // The store's own message (a path, ENOSPC) stays in the log.
+      writeError(
+        response,
+        new ImagePipelineError(ErrorCodes.STORAGE_UNAVAILABLE, "The image could not be read.", {
+          cause: error,
+        }),
+      );
     }
   };
 }

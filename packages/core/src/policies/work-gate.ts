@@ -36,6 +36,13 @@ export interface WorkGate {
   run<T>(job: () => Promise<T>, signal?: AbortSignal): Promise<T>;
   /** Throws the `OVERLOADED` that `run` would reject with right now, if it would. */
   assertRoom(): void;
+  /**
+   * Holds one place (counted like a waiting job) until the returned release is called, or throws
+   * `OVERLOADED` when there is none. A server holds it while it looks up a request's key, so
+   * requests arriving together cannot all pass the check and then be refused, slowly, after
+   * their look-ups; the holder releases it just before its job is run.
+   */
+  hold(): () => void;
   stats(): WorkGateStats;
 }
 
@@ -60,6 +67,11 @@ export function createWorkGate(options: WorkQueueOptions): WorkGate {
     timedOut: () =>
       overloaded(`The job waited ${options.maxWaitMs} ms for a free slot; retry later.`, retryAfter),
   });
+  // Places are slots and queue places together; held ones count as taken, so a holder that
+  // releases and runs finds its place free.
+  const places = options.maxActive + options.maxQueued;
+  let held = 0;
+  const noRoom = () => slots.held + slots.waiting + held >= places;
   const execute = async <T>(job: () => Promise<T>, release: Release): Promise<T> => {
     try {
       return await job();
@@ -71,10 +83,21 @@ export function createWorkGate(options: WorkQueueOptions): WorkGate {
   return {
     stats: () => ({ active: slots.held, queued: slots.waiting }),
     assertRoom() {
-      if (!slots.canAcquire() && slots.isFull()) throw full();
+      if (noRoom()) throw full();
+    },
+    hold() {
+      if (noRoom()) throw full();
+      held += 1;
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        held -= 1;
+      };
     },
     run<T>(job: () => Promise<T>, signal?: AbortSignal): Promise<T> {
       if (signal?.aborted) return Promise.reject(signal.reason);
+      if (noRoom()) return Promise.reject(full());
       // A free slot starts the job in this call; otherwise it waits its turn.
       const release = slots.tryAcquire();
       if (release !== null) return execute(job, release);
