@@ -1,6 +1,7 @@
-import { imageNotFound } from "../errors.js";
-import { FILE_EXTENSIONS, type ImageRecord, MIME_TYPES } from "../image.js";
+import { ErrorCodes, imageNotFound, isImagePipelineError } from "../errors.js";
+import { type ImageRecord, MIME_TYPES } from "../image.js";
 import type { WorkGate } from "../policies/work-gate.js";
+import type { EncodedImage } from "../ports/image-codec.js";
 import type { CachedVariant, VariantCache, VariantSigner } from "../ports/variant-cache.js";
 import { BLACK } from "../transforms/color.js";
 import { runCodec } from "./codec-runner.js";
@@ -8,7 +9,7 @@ import { type Caller, loadImageBytes, type PipelineContext } from "./context.js"
 import type { ParsedImageBody } from "./inputs.js";
 import { createSignedUrl, type SignedUrl, type signedUrlSchema } from "./signed-url.js";
 import type { DeliveredVariant, ResolvedDeliveryOptions, VariantRequest } from "./variant-options.js";
-import { planVariant, type VariantPlan } from "./variant-plan.js";
+import { planVariant, type VariantCandidate, type VariantPlan } from "./variant-plan.js";
 import { boundedMemo, createVariantUrlResolver, sha256Hex } from "./variant-request.js";
 import type { Modifiers } from "./variant-url.js";
 
@@ -96,7 +97,25 @@ function cacheControlOf(context: PipelineContext, modifiers: Modifiers): string 
   return `private, max-age=${Math.max(0, Math.min(remaining, 3600))}`;
 }
 
-/** Encodes a planned variant (in a work-gate slot), or answers the original when that is smaller. */
+/**
+ * Failures that mean this encoding cannot be made here (its output or memory estimate over a
+ * limit, a format the codec lacks), so `auto` tries its next format; any other failure is the
+ * answer.
+ */
+function cannotBeMade(error: unknown): boolean {
+  return (
+    isImagePipelineError(error) &&
+    (error.code === ErrorCodes.OUTPUT_TOO_LARGE ||
+      error.code === ErrorCodes.IMAGE_TOO_LARGE ||
+      error.code === ErrorCodes.UNSUPPORTED_OPERATION)
+  );
+}
+
+/**
+ * Encodes a planned variant in one work-gate slot: each candidate once, the smallest kept (the
+ * first of equals), the fallback only when nothing was made or the smallest is larger than its
+ * prediction; then the original instead when that is smaller still and acceptable.
+ */
 async function computeVariant(
   context: PipelineContext,
   gate: WorkGate | undefined,
@@ -104,18 +123,37 @@ async function computeVariant(
   plan: VariantPlan,
   signal: AbortSignal | undefined,
 ): Promise<CachedVariant> {
-  const work = async () => {
-    const encoded = await runCodec(context, {
+  const encode = (candidate: VariantCandidate) =>
+    runCodec(context, {
       input: record,
-      steps: plan.steps,
-      output: { format: plan.format, quality: plan.quality, flattenBackground: BLACK },
+      steps: candidate.steps,
+      output: { format: candidate.format, quality: candidate.quality, flattenBackground: BLACK },
       onError: "stored",
       memory: { size: record, field: "image", frames: record.frames, signal },
     });
-    if (plan.orOriginal && encoded.data.byteLength > record.size) {
+  const work = async () => {
+    let best: EncodedImage | undefined;
+    let refusal: unknown;
+    const attempt = async (candidate: VariantCandidate) => {
+      try {
+        const encoded = await encode(candidate);
+        if (best === undefined || encoded.data.byteLength < best.data.byteLength) best = encoded;
+      } catch (error) {
+        if (!cannotBeMade(error)) throw error;
+        refusal ??= error;
+      }
+    };
+    for (const candidate of plan.candidates) await attempt(candidate);
+    const { fallback } = plan;
+    if (fallback !== undefined && (best === undefined || best.data.byteLength > fallback.predictedBytes)) {
+      await attempt(fallback);
+    }
+    const made = best as EncodedImage | undefined;
+    if (made === undefined) throw refusal;
+    if (plan.orOriginal && made.data.byteLength > record.size) {
       return { data: await loadImageBytes(context, record), contentType: MIME_TYPES[record.format] };
     }
-    return { data: encoded.data, contentType: MIME_TYPES[encoded.format] };
+    return { data: made.data, contentType: MIME_TYPES[made.format] };
   };
   return gate === undefined ? work() : gate.run(work, signal);
 }
@@ -175,7 +213,7 @@ export function createVariantDelivery(
   const keyOf = async (plan: VariantPlan) => {
     let key = keys.get(plan.identity);
     if (key === undefined) {
-      key = `${(await sha256Hex(plan.identity)).slice(0, 40)}.${FILE_EXTENSIONS[plan.format]}`;
+      key = `${(await sha256Hex(plan.identity)).slice(0, 40)}.${plan.keyExtension}`;
       keys.set(plan.identity, key);
     }
     return key;

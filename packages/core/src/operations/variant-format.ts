@@ -34,32 +34,51 @@ export function originalAcceptable(ext: Extension, accept: string | undefined, s
   return source.format !== "tiff" && accepts(accept, MIME_TYPES[source.format]);
 }
 
+/** The formats `auto` chooses among, for one source and one `Accept` class. */
+export interface AutoFormats {
+  /** AVIF and WebP the request accepts and the codec writes within their output limits, each tried once. */
+  modern: ImageFormat[];
+  /**
+   * What every browser shows, for a source that none of `modern` was made of or may be smaller
+   * in: the source's own format (PNG for a transparent one, JPEG for a format browsers do not
+   * show), its own animated format for an animation; none when an animation can only stay
+   * animated in WebP.
+   */
+  fallback: ImageFormat | undefined;
+}
+
 /**
- * The output format of a variant: the extension's, or for `auto` AVIF, then WebP, then the
- * source's own (PNG when the source has transparency; JPEG for a source format browsers do not
- * show). An animation asks for WebP or GIF so it stays animated.
+ * The formats `auto` may answer: AVIF (stills only), then WebP, when `Accept` lists them, the
+ * codec writes them and the output fits their limit (`fits`), and the source's own as a fallback.
+ * An animation stays animated: WebP when the codec animates it, else the source's own animated
+ * format. Every candidate keeps a transparent source's alpha (AVIF, WebP, PNG, GIF have one).
  */
-export function chooseFormat(
-  ext: Extension,
+export function autoFormats(
   accept: string | undefined,
   source: ImageRecord,
   context: PipelineContext,
-  fits: (format: ImageFormat) => boolean = () => true,
-): { format: ImageFormat; auto: boolean } {
+  fits: (format: ImageFormat) => boolean,
+): AutoFormats {
   const { outputFormats, animation = [] } = context.codec.capabilities;
-  if (ext !== "auto") return { format: formatFromSpelling(ext) as ImageFormat, auto: false };
+  const acceptable = (format: ImageFormat) => accepts(accept, MIME_TYPES[format]) && fits(format);
   const animated = (source.frames ?? 1) > 1;
-  // A format the output is too large for (`limits.maxOutputPixels`) is skipped.
-  const webp = accepts(accept, "image/webp") && fits("webp");
-  if (animated) {
-    if (webp && animation.includes("webp")) return { format: "webp", auto: true };
-    if (animation.includes(source.format)) return { format: source.format, auto: true };
+  const animatedWebp = animation.includes("webp") && acceptable("webp");
+  if (animated && (animatedWebp || animation.includes(source.format))) {
+    return {
+      modern: animatedWebp ? ["webp"] : [],
+      fallback: animation.includes(source.format) ? source.format : undefined,
+    };
   }
-  if (!animated && accepts(accept, "image/avif") && outputFormats.includes("avif") && fits("avif"))
-    return { format: "avif", auto: true };
-  if (webp && outputFormats.includes("webp")) return { format: "webp", auto: true };
+  const modern = (["avif", "webp"] as const).filter(
+    (format) => outputFormats.includes(format) && acceptable(format) && !(animated && format === "avif"),
+  );
   const hasAlpha = source.facts?.hasAlpha ?? formatHasAlpha(source.format);
-  if (hasAlpha) return { format: source.format === "gif" ? "gif" : "png", auto: true };
+  if (hasAlpha) return { modern, fallback: source.format === "gif" ? "gif" : "png" };
   const shown: ImageFormat[] = ["jpeg", "png", "webp", "gif"];
-  return { format: shown.includes(source.format) ? source.format : "jpeg", auto: true };
+  return { modern, fallback: shown.includes(source.format) ? source.format : "jpeg" };
+}
+
+/** The format an explicit extension names. */
+export function extensionFormat(ext: Exclude<Extension, "auto">): ImageFormat {
+  return formatFromSpelling(ext) as ImageFormat;
 }
