@@ -51,8 +51,14 @@ export function createBlobVariantCache(
       // No one variant may push out a large share of everyone else's: two variants of a 50 MP
       // image could otherwise empty the whole cache. It is served, just not kept.
       if (variant.data.byteLength > maxEntryBytes) return;
+      // A key without a format's extension (`auto`, whose format is known only once made) is
+      // stored as bytes: reads sniff the type, and the store keeps no metadata beside it.
+      const contentType =
+        formatFromSpelling(key.slice(key.lastIndexOf(".") + 1)) === null
+          ? "application/octet-stream"
+          : variant.contentType;
       // A cache: all-or-nothing is needed, durability is not (a lost variant is made again).
-      await store.put(name, variant.data, { contentType: variant.contentType }, { durable: false });
+      await store.put(name, variant.data, { contentType }, { durable: false });
       await ledger.touch(name, variant.data.byteLength);
       hot.keep(name, variant.data);
     },
