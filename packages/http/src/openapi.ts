@@ -1,5 +1,14 @@
 import { z } from "zod";
 import {
+  componentHeaders,
+  ERROR_RESPONSES,
+  errorResponses,
+  errorStatuses,
+  RATE_LIMIT_HEADERS,
+  SCHEMA_REF,
+  securitySchemes,
+} from "./openapi-components.js";
+import {
   imageListSchema,
   imageSchema,
   messageErrorSchema,
@@ -28,25 +37,6 @@ export type OpenApiDocument = {
 
 type JsonObject = Record<string, unknown>;
 
-const SCHEMA_REF = "#/components/schemas/";
-
-/** Error responses shared by every operation, keyed by status (contract section 2.2). */
-const ERROR_RESPONSES = {
-  "400": ["BadRequest", "Malformed or empty JSON, a wrong content type, or a malformed multipart body."],
-  "401": ["Unauthorized", "The `x-api-key` header is missing or the key is unknown."],
-  "403": [
-    "Forbidden",
-    "The key may not do this: another account's image, a feature test keys lack, or the quota is used up.",
-  ],
-  "404": ["NotFound", "No image with that id for this key's stage, or no such route."],
-  "422": ["ValidationFailed", "The path, query or body failed validation; every failing field is listed."],
-  "429": ["TooManyRequests", "The key's rate limit is exceeded; retry after `Retry-After` seconds."],
-  "5XX": [
-    "InternalError",
-    "An unexpected failure (500); or a 503 with `Retry-After` and its cause in `code`: the server starting (`STARTING`), a storage or model outage (`STORAGE_UNAVAILABLE`, `MODEL_UNAVAILABLE`), the node or its OCR at capacity (`OVERLOADED`, `OCR_AT_CAPACITY`).",
-  ],
-} as const;
-
 /**
  * Builds the OpenAPI 3.1 document of a route table. Everything comes from the route data and its
  * zod schemas (`z.toJSONSchema`): paths, parameters, request bodies (JSON and multipart), success
@@ -63,113 +53,14 @@ export function createOpenApiDocument(
   routes: readonly Route[],
   options: OpenApiDocumentOptions = {},
 ): OpenApiDocument {
-  const registry = z.registry<{ id: string }>();
-  const names = new Map<z.ZodType, string>();
-  const register = (schema: z.ZodType, name: string): JsonObject => {
-    let id = names.get(schema);
-    if (id === undefined) {
-      id = name;
-      const taken = new Set(names.values());
-      for (let suffix = 2; taken.has(id); suffix += 1) id = `${name}${suffix}`;
-      registry.add(schema, { id });
-      names.set(schema, id);
-    }
-    return { $ref: SCHEMA_REF + id };
-  };
-  register(imageSchema, "Image");
-  register(imageListSchema, "ImageList");
-  register(messageErrorSchema, "MessageError");
-  register(validationErrorSchema, "ValidationError");
-
-  const groups = new Map<string, Route[]>();
-  for (const route of routes) {
-    const key = `${route.method} ${route.path}`;
-    groups.set(key, [...(groups.get(key) ?? []), route]);
-  }
-
+  const { registry, register } = schemaRegistry();
   const usageHeader = options.usageHeaderName ?? "X-Image-Processing-Usage";
   const usedOperationIds = new Set<string>();
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const group of groups.values()) {
+  for (const group of groupRoutes(routes)) {
     const first = group[0] as Route;
-    const operationId = uniqueOperationId(group, usedOperationIds);
-    const operation: JsonObject = {
-      operationId,
-      summary: (group.find((route) => route.operationId === operationId) ?? first).summary,
-    };
-    if (group.length > 1) {
-      operation.description = group
-        .map((route) => `- \`${mediaTypeOf(route) ?? "no body"}\`: ${route.summary}`)
-        .join("\n");
-    }
-    const parameters = [
-      ...pathParameters(first),
-      ...(first.querySchema === undefined ? [] : schemaParameters(first.querySchema, "query")),
-    ];
-    if (parameters.length > 0) operation.parameters = parameters;
-
-    const bodies = group.filter((route) => route.body !== "none");
-    if (bodies.length > 0) {
-      const content: JsonObject = {};
-      let required = false;
-      for (const route of bodies) {
-        const schema =
-          route.bodySchema === undefined
-            ? {}
-            : register(route.bodySchema, `${pascal(route.operationId)}Request`);
-        content[mediaTypeOf(route) as string] = { schema };
-        required ||= route.body === "multipart" || requiredProperties(route.bodySchema).length > 0;
-      }
-      operation.requestBody = required
-        ? { required, content }
-        : {
-            required,
-            description:
-              "Optional: `{}` and no body at all (no content type, zero length) are both accepted.",
-            content,
-          };
-    }
-
-    operation.responses = {
-      [String(first.successStatus)]: successResponse(first, usageHeader, register),
-      ...Object.fromEntries(
-        errorStatuses(group).map((status) => [
-          status,
-          { $ref: `#/components/responses/${ERROR_RESPONSES[status][0]}` },
-        ]),
-      ),
-    };
-    if (!first.auth) operation.security = [];
-
+    const operation = operationOf(group, usedOperationIds, usageHeader, register);
     paths[first.path] = { ...paths[first.path], [first.method.toLowerCase()]: operation };
-  }
-
-  const schemas = (
-    z.toJSONSchema(registry, {
-      io: "input",
-      unrepresentable: "any",
-      uri: (id) => SCHEMA_REF + id,
-    }) as { schemas: Record<string, JsonObject> }
-  ).schemas;
-  for (const schema of Object.values(schemas)) {
-    delete schema.$schema;
-    delete schema.$id;
-  }
-
-  const responses: JsonObject = {};
-  for (const [status, [name, description]] of Object.entries(ERROR_RESPONSES)) {
-    const schema = status === "422" ? "ValidationError" : "MessageError";
-    responses[name] = {
-      description,
-      headers: {
-        [usageHeader]: { $ref: "#/components/headers/Usage" },
-        ...(status === "429"
-          ? { ...RATE_LIMIT_HEADERS, "Retry-After": { $ref: "#/components/headers/RetryAfter" } }
-          : {}),
-        ...(status === "5XX" ? { "Retry-After": { $ref: "#/components/headers/RetryAfter" } } : {}),
-      },
-      content: { "application/json": { schema: { $ref: SCHEMA_REF + schema } } },
-    };
   }
 
   return stripUndefined({
@@ -186,43 +77,122 @@ export function createOpenApiDocument(
     security: [{ ApiKeyAuth: [] }],
     paths,
     components: {
-      schemas,
-      responses,
-      headers: {
-        Usage: {
-          description:
-            "Images billed by this request: 1 per 201 (2 for remove-background) on live keys, 0 otherwise.",
-          schema: { type: "string", pattern: "^[0-9]+$" },
-        },
-        RetryAfter: {
-          description:
-            "Seconds to wait before retrying: on 429, and on 503 (storage or model outage, open model circuit, node at capacity).",
-          schema: { type: "string", pattern: "^[0-9]+$" },
-        },
-        RateLimitLimit: {
-          description:
-            "Requests per minute of this key (sliding 60 s window). On every authenticated response.",
-          schema: { type: "string", pattern: "^[0-9]+$" },
-        },
-        RateLimitRemaining: {
-          description: "Requests left in the current 60 s window.",
-          schema: { type: "string", pattern: "^[0-9]+$" },
-        },
-        RateLimitReset: {
-          description: "Seconds until one more request is admitted (0 while some remain).",
-          schema: { type: "string", pattern: "^[0-9]+$" },
-        },
-      },
-      securitySchemes: {
-        ApiKeyAuth: {
-          type: "apiKey",
-          in: "header",
-          name: "x-api-key",
-          description: "A `test_` or `live_` key; test keys work on a separate, watermarked stage.",
-        },
-      },
+      schemas: componentSchemas(registry),
+      responses: errorResponses(usageHeader),
+      headers: componentHeaders(),
+      securitySchemes: securitySchemes(),
     },
   }) as OpenApiDocument;
+}
+
+/** Gives each schema a component name, the first time it is used (`Name`, `Name2`, ...). */
+type Register = (schema: z.ZodType, name: string) => JsonObject;
+
+/** The registry of named component schemas, with the contract's shared ones first. */
+function schemaRegistry(): { registry: z.core.$ZodRegistry<{ id: string }>; register: Register } {
+  const registry = z.registry<{ id: string }>();
+  const names = new Map<z.ZodType, string>();
+  const register: Register = (schema, name) => {
+    let id = names.get(schema);
+    if (id === undefined) {
+      id = name;
+      const taken = new Set(names.values());
+      for (let suffix = 2; taken.has(id); suffix += 1) id = `${name}${suffix}`;
+      registry.add(schema, { id });
+      names.set(schema, id);
+    }
+    return { $ref: SCHEMA_REF + id };
+  };
+  register(imageSchema, "Image");
+  register(imageListSchema, "ImageList");
+  register(messageErrorSchema, "MessageError");
+  register(validationErrorSchema, "ValidationError");
+  return { registry, register };
+}
+
+/** `components.schemas`: every registered schema as JSON Schema, referenced by name. */
+function componentSchemas(registry: z.core.$ZodRegistry<{ id: string }>): Record<string, JsonObject> {
+  const schemas = (
+    z.toJSONSchema(registry, {
+      io: "input",
+      unrepresentable: "any",
+      uri: (id) => SCHEMA_REF + id,
+    }) as { schemas: Record<string, JsonObject> }
+  ).schemas;
+  for (const schema of Object.values(schemas)) {
+    delete schema.$schema;
+    delete schema.$id;
+  }
+  return schemas;
+}
+
+/** Routes grouped by method and path, in table order: each group is one operation. */
+function groupRoutes(routes: readonly Route[]): Iterable<Route[]> {
+  const groups = new Map<string, Route[]>();
+  for (const route of routes) {
+    const key = `${route.method} ${route.path}`;
+    groups.set(key, [...(groups.get(key) ?? []), route]);
+  }
+  return groups.values();
+}
+
+/** The operation object of one group of routes sharing a method and path. */
+function operationOf(
+  group: readonly Route[],
+  usedOperationIds: Set<string>,
+  usageHeader: string,
+  register: Register,
+): JsonObject {
+  const first = group[0] as Route;
+  const operationId = uniqueOperationId(group, usedOperationIds);
+  const operation: JsonObject = {
+    operationId,
+    summary: (group.find((route) => route.operationId === operationId) ?? first).summary,
+  };
+  if (group.length > 1) {
+    operation.description = group
+      .map((route) => `- \`${mediaTypeOf(route) ?? "no body"}\`: ${route.summary}`)
+      .join("\n");
+  }
+  const parameters = [
+    ...pathParameters(first),
+    ...(first.querySchema === undefined ? [] : schemaParameters(first.querySchema, "query")),
+  ];
+  if (parameters.length > 0) operation.parameters = parameters;
+
+  const bodies = group.filter((route) => route.body !== "none");
+  if (bodies.length > 0) operation.requestBody = requestBody(bodies, register);
+
+  operation.responses = {
+    [String(first.successStatus)]: successResponse(first, usageHeader, register),
+    ...Object.fromEntries(
+      errorStatuses(group).map((status) => [
+        status,
+        { $ref: `#/components/responses/${ERROR_RESPONSES[status][0]}` },
+      ]),
+    ),
+  };
+  if (!first.auth) operation.security = [];
+  return operation;
+}
+
+/** The request body of the routes of one operation that take one: one content entry per media type. */
+function requestBody(bodies: readonly Route[], register: Register): JsonObject {
+  const content: JsonObject = {};
+  let required = false;
+  for (const route of bodies) {
+    const schema =
+      route.bodySchema === undefined ? {} : register(route.bodySchema, `${pascal(route.operationId)}Request`);
+    content[mediaTypeOf(route) as string] = { schema };
+    required ||= route.body === "multipart" || requiredProperties(route.bodySchema).length > 0;
+  }
+  return required
+    ? { required, content }
+    : {
+        required,
+        description: "Optional: `{}` and no body at all (no content type, zero length) are both accepted.",
+        content,
+      };
 }
 
 function mediaTypeOf(route: Route): string | undefined {
@@ -289,18 +259,7 @@ function pathParameters(route: Route): JsonObject[] {
   );
 }
 
-/** The rate-limit headers of every authenticated response (see the handler). */
-const RATE_LIMIT_HEADERS = {
-  "X-RateLimit-Limit": { $ref: "#/components/headers/RateLimitLimit" },
-  "X-RateLimit-Remaining": { $ref: "#/components/headers/RateLimitRemaining" },
-  "X-RateLimit-Reset": { $ref: "#/components/headers/RateLimitReset" },
-} as const;
-
-function successResponse(
-  route: Route,
-  usageHeader: string,
-  register: (schema: z.ZodType, name: string) => JsonObject,
-): JsonObject {
+function successResponse(route: Route, usageHeader: string, register: Register): JsonObject {
   const description =
     route.successStatus === 204 ? "Done; no body." : route.successStatus === 201 ? "Created." : "OK.";
   const response: JsonObject = {
@@ -320,24 +279,6 @@ function successResponse(
     );
   }
   return response;
-}
-
-/** The error statuses an operation can answer, derived from what its routes read. */
-function errorStatuses(group: readonly Route[]): (keyof typeof ERROR_RESPONSES)[] {
-  const statuses = new Set<keyof typeof ERROR_RESPONSES>();
-  for (const route of group) {
-    const hasPathParameters = route.path.includes("{");
-    if (route.body !== "none") statuses.add("400");
-    if (route.auth) statuses.add("401");
-    if (route.auth && (hasPathParameters || route.successStatus === 201)) statuses.add("403");
-    if (hasPathParameters) statuses.add("404");
-    if (route.body !== "none" || route.querySchema !== undefined || hasPathParameters) statuses.add("422");
-    if (route.auth) statuses.add("429");
-    statuses.add("5XX");
-  }
-  return (Object.keys(ERROR_RESPONSES) as (keyof typeof ERROR_RESPONSES)[]).filter((status) =>
-    statuses.has(status),
-  );
 }
 
 /** Drops `undefined` members so the JSON has no holes and compares exactly. */
