@@ -19,7 +19,7 @@ import { compile, matchRoute } from "./route-match.js";
 import { defaultRoutes } from "./routes/default-routes.js";
 import type { Route, RouteContext, RouteResult } from "./routes/route.js";
 import { type HttpRequest, type HttpResponse, headerValue } from "./types.js";
-import { createUploadAdmission, type UploadAdmission } from "./upload-admission.js";
+import { createUploadAdmission, type UploadAdmission, type UploadSlot } from "./upload-admission.js";
 
 /** What a client may send as `X-Request-Id` (anything else is replaced by a new id). */
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -65,6 +65,20 @@ export const httpHandlerOptionsSchema = z.object({
     .default(16 * 1024),
   /** Time an upload body may take before its rate is first checked, ms. @default 10000 */
   uploadGraceMs: z.number().int().min(100).max(600_000).default(10_000),
+  /**
+   * When every upload slot is taken, a new upload waits briefly instead of being refused, and a
+   * body of another account that has held its slot `t >= fairUploadAfterMs` with fewer than
+   * `fairUploadBytesPerSecond x t/1000 x t/fairUploadAfterMs` bytes loses it to the waiting upload
+   * (408 `REQUEST_TIMEOUT`): slow bodies cannot keep a well-behaved upload out, however many
+   * accounts send them. `0` turns it off (a full node refuses at once). @default 65536 (64 KiB/s)
+   */
+  fairUploadBytesPerSecond: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(64 * 1024),
+  /** Time a body holds its slot before a waiting upload may take it, ms. @default 2000 */
+  fairUploadAfterMs: z.number().int().min(100).max(600_000).default(2_000),
   /** Multipart overhead allowed above the upload limit before a request is refused unread. @default 64 KiB */
   multipartOverheadBytes: z
     .number()
@@ -124,6 +138,8 @@ interface RequestState {
   errorCode: string | undefined;
   bodyConsumed: boolean;
   rateLimit: RateLimitDecision | null;
+  /** The upload slot of a multipart request, from its admission to its answer. */
+  upload: UploadSlot | undefined;
 }
 
 type HandlerSettings = z.output<typeof httpHandlerOptionsSchema>;
@@ -166,9 +182,9 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
       errorCode: undefined,
       bodyConsumed: request.body === null || request.body instanceof Uint8Array,
       rateLimit: null,
+      upload: undefined,
     };
     const finish = (response: HttpResponse) => finishResponse(request, response, state, settings, options);
-    let releaseUpload: (() => void) | undefined;
     let releaseWork: (() => void) | undefined;
     try {
       const match = matchRoute(compiled, request);
@@ -187,7 +203,7 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
       // place is held during the look-ups, so requests arriving together cannot all pass, and
       // released before the body is read, so a slow body never holds one.
       releaseWork = pipeline.holdWork(route.operationId);
-      const authenticated = await admitRequest(pipeline, request, route, uploads, state);
+      const authenticated = await admitRequest(pipeline, request, route, uploads, state, releaseWork);
       releaseWork();
       const context: RouteContext = {
         pipeline,
@@ -208,8 +224,7 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
         routes,
         usageHeaderName: settings.usageHeaderName,
       };
-      if (route.body === "multipart") releaseUpload = uploads.take(authenticated?.accountId);
-      await readRequestBody(route, context, pipeline, settings);
+      await readRequestBody(route, context, pipeline, settings, state.upload);
       state.bodyConsumed = true;
       state.caller = authenticated;
       const response = toResponse(await route.invoke(context));
@@ -221,15 +236,15 @@ export function createHttpHandler(pipeline: ImagePipeline, options: HttpHandlerO
       return finish(answer.response);
     } finally {
       releaseWork?.();
-      releaseUpload?.();
+      state.upload?.release();
     }
   };
 }
 
 /**
  * Authenticates the request (routes with `auth: false`, the OpenAPI document, never look at the
- * key), refuses an upload the node has no room for, then counts the request against the key's
- * per-minute limit. Returns the caller, `undefined` on routes without authentication.
+ * key), gives an upload its slot (or refuses it when the node has no room), then counts the
+ * request against the key's per-minute limit. Returns the caller, `undefined` on routes without authentication.
  */
 async function admitRequest(
   pipeline: ImagePipeline,
@@ -237,6 +252,7 @@ async function admitRequest(
   route: Route,
   uploads: UploadAdmission,
   state: RequestState,
+  releaseWork: () => void,
 ): Promise<Caller | undefined> {
   const authenticated = route.auth
     ? await pipeline.authenticate(headerValue(request, "x-api-key"))
@@ -244,7 +260,11 @@ async function admitRequest(
   state.who = authenticated;
   // A node that refuses the work refuses before the rate limit counts the request: a 503 does
   // not use up the key's budget (uploads in progress here, image jobs in the core's gate).
-  if (route.body === "multipart") uploads.assertRoom(authenticated?.accountId);
+  // An upload that waits for a slot gives its work place back first: waiting uploads must not
+  // fill the work queue that other tenants' image jobs need.
+  if (route.body === "multipart") {
+    state.upload = await uploads.admit(authenticated?.accountId, request.signal, releaseWork);
+  }
   // Every authenticated request counts against the key's per-minute limit (contract 3, P12).
   if (authenticated !== undefined) {
     try {
@@ -265,6 +285,7 @@ async function readRequestBody(
   context: RouteContext,
   pipeline: ImagePipeline,
   settings: HandlerSettings,
+  upload: UploadSlot | undefined,
 ): Promise<void> {
   const { request } = context;
   if (route.body === "json") {
@@ -281,7 +302,9 @@ async function readRequestBody(
       maxFileBytes,
       minBytesPerSecond: settings.minUploadBytesPerSecond,
       graceMs: settings.uploadGraceMs,
+      ...(upload === undefined ? {} : { abort: upload.signal, onBytes: upload.received }),
     });
+    upload?.bodyRead();
   } else {
     await discardBody(request.body);
   }

@@ -26,6 +26,10 @@ export interface MultipartLimits {
   minBytesPerSecond?: number;
   /** Time before the rate is first checked, ms. @default 10000 */
   graceMs?: number;
+  /** Ends the upload with the signal's reason (its admission took the slot back). */
+  abort?: AbortSignal;
+  /** Told the size of every body chunk as it arrives. */
+  onBytes?: (bytes: number) => void;
 }
 
 /** A parsed multipart upload: text fields and the single file. */
@@ -146,6 +150,7 @@ export async function parseMultipartUpload(
       if (settled) return;
       settled = true;
       clearInterval(watchdog);
+      limits.abort?.removeEventListener("abort", aborted);
       source.unpipe(parser);
       source.resume();
       parser.removeAllListeners();
@@ -153,8 +158,12 @@ export async function parseMultipartUpload(
       reject(error);
     };
     const watchdog = watchRate(limits, () => received, fail);
+    const aborted = () => fail(limits.abort?.reason as Error);
+    if (limits.abort?.aborted === true) aborted();
+    limits.abort?.addEventListener("abort", aborted, { once: true });
     source.on("data", (chunk: Uint8Array) => {
       received += chunk.byteLength;
+      limits.onBytes?.(chunk.byteLength);
     });
     const tooLarge = () =>
       validationError(
@@ -189,6 +198,7 @@ export async function parseMultipartUpload(
         if (settled) return;
         settled = true;
         clearInterval(watchdog);
+        limits.abort?.removeEventListener("abort", aborted);
         resolve({ fields, file });
       });
     });

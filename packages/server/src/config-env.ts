@@ -14,6 +14,8 @@ const ENV: Record<string, { key: string; kind: "number" | "string" | "boolean" |
   PIXPORT_MAX_CONCURRENT_UPLOADS_PER_ACCOUNT: { key: "maxConcurrentUploadsPerAccount", kind: "number" },
   PIXPORT_MIN_UPLOAD_BYTES_PER_SECOND: { key: "minUploadBytesPerSecond", kind: "number" },
   PIXPORT_UPLOAD_GRACE_MS: { key: "uploadGraceMs", kind: "number" },
+  PIXPORT_FAIR_UPLOAD_BYTES_PER_SECOND: { key: "fairUploadBytesPerSecond", kind: "number" },
+  PIXPORT_FAIR_UPLOAD_AFTER_MS: { key: "fairUploadAfterMs", kind: "number" },
   PIXPORT_SHUTDOWN_TIMEOUT_MS: { key: "shutdownTimeoutMs", kind: "number" },
   PIXPORT_SHUTDOWN_DELAY_MS: { key: "shutdownDelayMs", kind: "number" },
   PIXPORT_LOG: { key: "log", kind: "boolean" },

@@ -41,6 +41,8 @@ export function httpOptionsOf(
     maxConcurrentUploadsPerAccount: settings.maxConcurrentUploadsPerAccount,
     minUploadBytesPerSecond: settings.minUploadBytesPerSecond,
     uploadGraceMs: settings.uploadGraceMs,
+    fairUploadBytesPerSecond: settings.fairUploadBytesPerSecond,
+    fairUploadAfterMs: settings.fairUploadAfterMs,
     ...(onRequestDone === undefined ? {} : { onRequestDone }),
   };
 }
