@@ -3,6 +3,8 @@ import type { ValidationIssue } from "./errors.js";
 import type { ImageFormat } from "./image.js";
 
 const pixels = (fallback: number) => z.number().int().positive().default(fallback);
+const bytes = pixels;
+const MiB = 1024 * 1024;
 
 // Measured with `node bench/memory.mjs` (CPU time of the whole job: decode, passes, encode; from a
 // 50-megapixel photo-like JPEG): AVIF (libaom, effort 1) about 0.2 s a megapixel of output, GIF
@@ -65,6 +67,31 @@ export const limitsSchema = z.object({
     .strict()
     .prefault({}),
   /**
+   * Largest encoded output per format, bytes: a result over it is refused with 422
+   * `OUTPUT_TOO_LARGE` (naming the field that sized it) and never stored or cached. The encoded
+   * size is known only after the encode (so the pixel limits above bound the work); these bound
+   * what one request may store, whatever the content: noise or dithering at a high quality can
+   * encode to several bytes a pixel, and a deployment that raises the pixel limits raises the
+   * bytes with them.
+   */
+  maxOutputBytes: z
+    .object({
+      /** @default 64 MiB */
+      avif: bytes(64 * MiB),
+      /** @default 64 MiB */
+      gif: bytes(64 * MiB),
+      /** @default 64 MiB */
+      webp: bytes(64 * MiB),
+      /** @default 128 MiB */
+      jpeg: bytes(128 * MiB),
+      /** @default 256 MiB */
+      png: bytes(256 * MiB),
+      /** @default 256 MiB */
+      tiff: bytes(256 * MiB),
+    })
+    .strict()
+    .prefault({}),
+  /**
    * Most scans in an uploaded or imported JPEG, counted from its markers before decoding. Each
    * scan of a progressive JPEG makes the decoder pass over the whole image again; usual encoders
    * write 1 to about 12. @default 100
@@ -102,6 +129,24 @@ export function outputPixelsIssue(
   return {
     path: field,
     message: `must result in a ${format} image of at most ${max.toLocaleString("en-US")} pixels (about ${side} x ${side}; would be ${would}): ask for a smaller size or another format`,
+  };
+}
+
+/**
+ * The 422 issue of an encoded output of `size` bytes in `format` beyond `limits.maxOutputBytes`,
+ * naming `field`; `null` when it is allowed.
+ */
+export function outputBytesIssue(
+  limits: Pick<Limits, "maxOutputBytes">,
+  format: ImageFormat,
+  size: number,
+  field: string,
+): ValidationIssue | null {
+  const max = limits.maxOutputBytes[format];
+  if (size <= max) return null;
+  return {
+    path: field,
+    message: `must result in a ${format} file of at most ${formatBytes(max)} (would be ${size.toLocaleString("en-US")} bytes): ask for a smaller size, a lower quality or another format`,
   };
 }
 

@@ -8,7 +8,7 @@ import {
   sniffImageFormat,
 } from "../image.js";
 import { readImageHeader } from "../image-header.js";
-import { type Limits, outputPixelsIssue } from "../limits.js";
+import { type Limits, outputBytesIssue, outputPixelsIssue } from "../limits.js";
 import { estimateJobBytes } from "../policies/memory-budget.js";
 import type { EncodedImage, ImageCodec, ImageHeader } from "../ports/image-codec.js";
 import { type Size, stepOutputSize } from "../transforms/plan.js";
@@ -173,8 +173,16 @@ export async function runCodec(context: PipelineContext, job: CodecJob): Promise
       throw clientBytesError(error, onError.field);
     }
   };
+  // The encoded size is known only now: a result over its format's byte limit is never stored.
+  const checked = async () => {
+    const encoded = await run();
+    const field = job.memory?.field ?? "image";
+    const issue = outputBytesIssue(context.limits, encoded.format, encoded.data.byteLength, field);
+    if (issue !== null) throw validationError([issue], ErrorCodes.OUTPUT_TOO_LARGE);
+    return encoded;
+  };
   const memory = job.memory;
-  if (memory === undefined) return run();
+  if (memory === undefined) return checked();
   return withMemory(
     context,
     {
@@ -186,7 +194,7 @@ export async function runCodec(context: PipelineContext, job: CodecJob): Promise
       factor: memory.factor,
       format: job.output.format,
     },
-    run,
+    checked,
   );
 }
 

@@ -8,6 +8,7 @@ import {
   canonicalModifiers,
   EXTENSIONS,
   type Extension,
+  expandPreset,
   type Modifiers,
   parseTokens,
   splitFile,
@@ -95,13 +96,9 @@ export function createVariantUrlResolver(
     const { ext, tokens, file } = canonicalFile(request);
     // The signature first: a forged URL costs an HMAC, never a decode.
     await verify(request.signature, tokens, `/${imageId}/${file}`);
-    let modifiers = parseTokens(tokens, options.presets);
+    const modifiers = expandPreset(parseTokens(tokens, options.presets), options.presets);
     if (modifiers.exp !== undefined && modifiers.exp * 1000 <= clock.now().getTime()) {
       throw new ImagePipelineError(ErrorCodes.FORBIDDEN, "The variant URL has expired.");
-    }
-    if (modifiers.p !== undefined) {
-      const expanded = parseTokens(options.presets[modifiers.p]!.split(","), {});
-      modifiers = { ...expanded, ...modifiers };
     }
     return { imageId, file, ext, tokens, modifiers };
   };

@@ -153,3 +153,9 @@ export function sizeToken(modifiers: Modifiers): string | undefined {
   if (modifiers.rot !== undefined && modifiers.rot % 360 !== 0) return `rot_${modifiers.rot}`;
   return undefined;
 }
+
+/** `modifiers` with the modifiers of the preset its `p_` names under its own. */
+export function expandPreset(modifiers: Modifiers, presets: Readonly<Record<string, string>>): Modifiers {
+  if (modifiers.p === undefined) return modifiers;
+  return { ...parseTokens(presets[modifiers.p]!.split(","), {}), ...modifiers };
+}
