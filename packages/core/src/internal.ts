@@ -11,6 +11,7 @@ export { validationError } from "./errors.js";
 export { createRandomIdGenerator } from "./ids.js";
 export { IMAGE_ID_PATTERN } from "./image.js";
 export { limitsSchema } from "./limits.js";
+export { CLIENT_HINT_HEADERS } from "./operations/client-hints.js";
 export { signedUrlSchema } from "./operations/deliver-variant.js";
 export { pipelineContext } from "./pipeline.js";
 export { billedUnits } from "./policies/billing.js";

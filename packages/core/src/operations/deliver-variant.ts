@@ -4,6 +4,7 @@ import type { WorkGate } from "../policies/work-gate.js";
 import type { EncodedImage } from "../ports/image-codec.js";
 import type { CachedVariant, VariantCache, VariantSigner } from "../ports/variant-cache.js";
 import { BLACK } from "../transforms/color.js";
+import { applyClientHints, CLIENT_HINT_HEADERS } from "./client-hints.js";
 import { runCodec } from "./codec-runner.js";
 import { type Caller, loadImageBytes, type PipelineContext } from "./context.js";
 import type { ParsedImageBody } from "./inputs.js";
@@ -220,9 +221,10 @@ export function createVariantDelivery(
   };
 
   async function deliver(request: VariantRequest): Promise<DeliveredVariant> {
-    const url = await resolveUrl(request);
-    const record = await findSource(context, url.imageId, url.modifiers);
-    if (record === null) throw imageNotFound(url.imageId);
+    const asked = await resolveUrl(request);
+    const record = await findSource(context, asked.imageId, asked.modifiers);
+    if (record === null) throw imageNotFound(asked.imageId);
+    const url = applyClientHints(asked, request.hints, record);
     const plan = planVariant(context, options, url, record, request.accept);
     const { variant, state } = await cachedOrComputed(url.imageId, record, await keyOf(plan), () =>
       computeVariant(context, gate, record, plan, request.signal),
@@ -240,6 +242,7 @@ export function createVariantDelivery(
       etag: await etagOf(variant.data),
       cacheControl: cacheControlOf(context, url.modifiers),
       varyAccept: plan.auto,
+      vary: [...(plan.auto ? ["Accept"] : []), ...(url.hintedWidth === undefined ? [] : CLIENT_HINT_HEADERS)],
       cache: state,
     };
   }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { ImageFormat } from "../image.js";
+import type { ClientHints } from "./client-hints.js";
 
 /*
  * What variant delivery is configured with (`delivery` in the pipeline options) and what it takes
@@ -71,6 +72,8 @@ export interface VariantRequest {
   file: string;
   /** The request's `Accept` header (for `auto`). */
   accept?: string | undefined;
+  /** The request's client hints (for `w_auto`). */
+  hints?: ClientHints | undefined;
   signal?: AbortSignal | undefined;
 }
 
@@ -83,5 +86,7 @@ export interface DeliveredVariant {
   cacheControl: string;
   /** `auto` chose the format from `Accept`: the answer must carry `Vary: Accept`. */
   varyAccept: boolean;
+  /** The request headers the answer depends on, for `Vary`: `Accept` and the client hints of `w_auto`. */
+  vary: string[];
   cache: "HIT" | "MISS";
 }

@@ -89,10 +89,11 @@ export function planVariant(
   const withoutExpiry = canonicalModifiers(tokens.filter((token) => tokenKey(token) !== "exp"));
   // A preset is keyed by what it expands to: redefining it makes new variants, not old ones.
   const preset = modifiers.p === undefined ? "" : `|p=${options.presets[modifiers.p]}`;
+  const hinted = url.hintedWidth === undefined ? "" : `|w=${url.hintedWidth}`;
   return {
     ...plan,
     orOriginal,
-    identity: `${withoutExpiry}${preset}|${output}|${VARIANT_RULES}${orOriginal ? "|or-original" : ""}`,
+    identity: `${withoutExpiry}${preset}${hinted}|${output}|${VARIANT_RULES}${orOriginal ? "|or-original" : ""}`,
     keyExtension: plan.auto ? "auto" : FILE_EXTENSIONS[plan.candidates[0]!.format],
   };
 }

@@ -31,6 +31,8 @@ export interface ResolvedVariantUrl {
   tokens: string[];
   /** Parsed, with the preset's modifiers under the URL's own. */
   modifiers: Modifiers;
+  /** The width `w_auto` resolved to from client hints (part of the cache key). */
+  hintedWidth?: number;
 }
 
 /** A map that forgets its least recently used entries beyond `limit`. */

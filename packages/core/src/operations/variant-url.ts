@@ -37,6 +37,8 @@ export interface Modifiers {
   exp?: number;
   /** `enlarge_1`: `w_`/`h_` may make the variant larger than its source. */
   enlarge?: true;
+  /** `w_auto` / `w_auto:{fallback}`: the width from client hints (client-hints.ts). */
+  autoWidth?: { fallback?: number };
 }
 
 /** The key of a `key_value` token. */
@@ -94,7 +96,9 @@ function parseCrop(value: string): NonNullable<Modifiers["crop"]> | Refusal {
 }
 
 /** One parser per modifier key. */
-const TOKEN_PARSERS: { [K in keyof Modifiers]-?: TokenParser<NonNullable<Modifiers[K]>> } = {
+const TOKEN_PARSERS: {
+  [K in Exclude<keyof Modifiers, "autoWidth">]-?: TokenParser<NonNullable<Modifiers[K]>>;
+} = {
   w: ranged(integer, 1, 10_000, "must be an integer between 1 and 10000"),
   h: ranged(integer, 1, 10_000, "must be an integer between 1 and 10000"),
   fit: oneOf(FITS),
@@ -119,6 +123,15 @@ const TOKEN_PARSERS: { [K in keyof Modifiers]-?: TokenParser<NonNullable<Modifie
     value === "1" ? true : new Refusal("must be enlarge_1 (allows a variant larger than its source)"),
 };
 
+/** `auto` or `auto:{fallback width}`: the fallback, or undefined for none. */
+function parseAutoWidth(value: string): number | undefined | Refusal {
+  if (value === "auto") return undefined;
+  const fallback = integer(value.slice("auto:".length));
+  return fallback >= 1 && fallback <= 10_000
+    ? fallback
+    : new Refusal("must be w_auto or w_auto:{fallback width}, an integer between 1 and 10000");
+}
+
 /** Parses tokens; every bad token is one issue named by the token itself. */
 export function parseTokens(tokens: readonly string[], presets: Readonly<Record<string, string>>): Modifiers {
   const issues: { path: string; message: string }[] = [];
@@ -131,6 +144,12 @@ export function parseTokens(tokens: readonly string[], presets: Readonly<Record<
       continue;
     }
     seen.add(key);
+    if (key === "w" && /^auto(:|$)/.test(token.slice(2))) {
+      const fallback = parseAutoWidth(token.slice(2));
+      if (fallback instanceof Refusal) issues.push({ path: token, message: fallback.message });
+      else result.autoWidth = fallback === undefined ? {} : { fallback };
+      continue;
+    }
     if (!Object.hasOwn(TOKEN_PARSERS, key)) {
       issues.push({
         path: token,
@@ -138,7 +157,7 @@ export function parseTokens(tokens: readonly string[], presets: Readonly<Record<
       });
       continue;
     }
-    const parsed = TOKEN_PARSERS[key as keyof Modifiers](token.slice(key.length + 1), presets);
+    const parsed = TOKEN_PARSERS[key as keyof typeof TOKEN_PARSERS](token.slice(key.length + 1), presets);
     if (parsed instanceof Refusal) issues.push({ path: token, message: parsed.message });
     else result[key] = parsed;
   }

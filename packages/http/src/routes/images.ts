@@ -9,7 +9,7 @@ import {
   type OperationInput,
 } from "@pixport/core";
 import { BROWSER_FORMATS, formatList, formatSpellings, MIME_TYPES } from "@pixport/core/adapter-kit";
-import { imagePathSchema, listImagesSchema } from "@pixport/core/internal";
+import { CLIENT_HINT_HEADERS, imagePathSchema, listImagesSchema } from "@pixport/core/internal";
 import {
   classificationSchema,
   extractedTextSchema,
@@ -259,18 +259,27 @@ export const imageRoutes: readonly OwnRoute[] = [
           `Variant URLs have one spelling, without a trailing slash or percent-encoding: not ${context.request.path}.`,
         );
       }
-      const accept = context.request.headers.accept;
+      const header = (name: string) => {
+        const value = context.request.headers[name];
+        return Array.isArray(value) ? value.join(",") : value;
+      };
       const variant = await context.pipeline.deliverVariant({
         signature: context.params.signature ?? "",
         imageId: context.params.image_id ?? "",
         file: context.params.variant ?? "",
-        accept: Array.isArray(accept) ? accept.join(",") : accept,
+        accept: header("accept"),
+        hints: {
+          width: header("sec-ch-width") ?? header("width"),
+          dpr: header("sec-ch-dpr") ?? header("dpr"),
+        },
         signal: context.request.signal,
       });
       const headers: Record<string, string> = {
         "Cache-Control": variant.cacheControl,
         "X-Cache": variant.cache,
-        ...(variant.varyAccept ? { Vary: "Accept" } : {}),
+        // Browsers send the hints w_auto reads once a response asks for them.
+        "Accept-CH": CLIENT_HINT_HEADERS.join(", "),
+        ...(variant.vary.length > 0 ? { Vary: variant.vary.join(", ") } : {}),
       };
       const match = context.request.headers["if-none-match"];
       const tags = (Array.isArray(match) ? match.join(",") : (match ?? ""))
