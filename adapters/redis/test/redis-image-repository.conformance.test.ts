@@ -4,32 +4,12 @@ import {
   conformanceImageId,
   conformanceImageRecord,
   describeImageRepositoryConformance,
-  startRedisServer,
-  type TestRedisServer,
 } from "@pixport/testing";
-import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createRedisImageRepository, imageSortMember } from "../src/index.js";
+import { useRedisServer } from "./redis-setup.js";
 
-let server: TestRedisServer;
-const clients: Redis[] = [];
-
-async function connect(): Promise<Redis> {
-  const client = new Redis(server.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-  client.on("error", () => {});
-  clients.push(client);
-  if (client.status !== "ready") await new Promise((resolve) => client.once("ready", resolve));
-  return client;
-}
-
-beforeAll(async () => {
-  server = await startRedisServer();
-});
-
-afterAll(async () => {
-  for (const client of clients) client.disconnect();
-  await server.stop();
-});
+const { connect } = useRedisServer();
 
 // Every test gets its own key prefix; `peer` is a second connection (another process) on it.
 const prefixes = new WeakMap<ImageRepository, string>();

@@ -1,29 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { describeLockServiceConformance, startRedisServer, type TestRedisServer } from "@pixport/testing";
-import { Redis } from "ioredis";
-import { afterAll, beforeAll } from "vitest";
+import { describeLockServiceConformance } from "@pixport/testing";
 import { createRedisLockService } from "../src/index.js";
+import { useRedisServer } from "./redis-setup.js";
 
-let server: TestRedisServer;
-const clients: Redis[] = [];
-
-/** A client that fails fast during an outage, as the README recommends for servers. */
-async function connect(): Promise<Redis> {
-  const client = new Redis(server.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-  client.on("error", () => {});
-  clients.push(client);
-  if (client.status !== "ready") await new Promise((resolve) => client.once("ready", resolve));
-  return client;
-}
-
-beforeAll(async () => {
-  server = await startRedisServer();
-});
-
-afterAll(async () => {
-  for (const client of clients) client.disconnect();
-  await server.stop();
-});
+const { connect } = useRedisServer();
 
 // Every test gets its own key prefix on the shared server; each peer is a second connection
 // (another process) on that prefix.

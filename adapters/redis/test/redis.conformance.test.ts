@@ -5,46 +5,17 @@ import {
   describeKeyStoreConformance,
   describeQuotaStoreConformance,
   describeRateLimiterConformance,
-  startRedisServer,
-  type TestRedisServer,
 } from "@pixport/testing";
-import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   createRedisAccountStore,
   createRedisKeyStore,
   createRedisQuotaStore,
   createRedisRateLimiter,
 } from "../src/index.js";
+import { useRedisServer } from "./redis-setup.js";
 
-let server: TestRedisServer;
-const clients: Redis[] = [];
-
-/** A client that fails fast during an outage, as the README recommends for servers. */
-function connect(): Redis {
-  const client = new Redis(server.url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    lazyConnect: false,
-  });
-  client.on("error", () => {});
-  clients.push(client);
-  return client;
-}
-
-async function ready(client: Redis): Promise<Redis> {
-  if (client.status !== "ready") await new Promise((resolve) => client.once("ready", resolve));
-  return client;
-}
-
-beforeAll(async () => {
-  server = await startRedisServer();
-});
-
-afterAll(async () => {
-  for (const client of clients) client.disconnect();
-  await server.stop();
-});
+const { connect, ready, server } = useRedisServer();
 
 // Every test gets its own key prefix on the shared server; `peer` is a second connection (another
 // process) on the same prefix.
@@ -53,8 +24,8 @@ describeRateLimiterConformance({
   create: async (clock) => {
     const prefix = `t${randomUUID()}:`;
     return {
-      limiter: createRedisRateLimiter({ client: await ready(connect()), prefix, clock }),
-      peer: async () => createRedisRateLimiter({ client: await ready(connect()), prefix, clock }),
+      limiter: createRedisRateLimiter({ client: await connect(), prefix, clock }),
+      peer: async () => createRedisRateLimiter({ client: await connect(), prefix, clock }),
     };
   },
 });
@@ -64,8 +35,8 @@ describeQuotaStoreConformance({
   create: async () => {
     const prefix = `t${randomUUID()}:`;
     return {
-      store: createRedisQuotaStore({ client: await ready(connect()), prefix }),
-      peer: async () => createRedisQuotaStore({ client: await ready(connect()), prefix }),
+      store: createRedisQuotaStore({ client: await connect(), prefix }),
+      peer: async () => createRedisQuotaStore({ client: await connect(), prefix }),
     };
   },
 });
@@ -75,8 +46,8 @@ describeAccountStoreConformance({
   create: async () => {
     const prefix = `t${randomUUID()}:`;
     return {
-      store: createRedisAccountStore({ client: await ready(connect()), prefix }),
-      peer: async () => createRedisAccountStore({ client: await ready(connect()), prefix }),
+      store: createRedisAccountStore({ client: await connect(), prefix }),
+      peer: async () => createRedisAccountStore({ client: await connect(), prefix }),
     };
   },
 });
@@ -86,19 +57,19 @@ describeKeyStoreConformance({
   name: "redis",
   create: async () => {
     const prefix = `t${randomUUID()}:`;
-    const store = createRedisKeyStore({ client: await ready(connect()), prefix });
+    const store = createRedisKeyStore({ client: await connect(), prefix });
     keyStorePrefixes.set(store, prefix);
     return store;
   },
   peer: async (store) =>
-    createRedisKeyStore({ client: await ready(connect()), prefix: keyStorePrefixes.get(store)! }),
+    createRedisKeyStore({ client: await connect(), prefix: keyStorePrefixes.get(store)! }),
 });
 
 describe("redis rate limiter on Redis' own clock", () => {
   it("admits exactly the limit from two connections without an injected clock", async () => {
     const prefix = `t${randomUUID()}:`;
-    const first = createRedisRateLimiter({ client: await ready(connect()), prefix });
-    const second = createRedisRateLimiter({ client: await ready(connect()), prefix });
+    const first = createRedisRateLimiter({ client: await connect(), prefix });
+    const second = createRedisRateLimiter({ client: await connect(), prefix });
     const decisions = await Promise.all(
       Array.from({ length: 30 }, (_, index) =>
         (index % 2 ? first : second).consume({ key: "k", limit: 10, windowMs: 60_000 }),
@@ -114,10 +85,10 @@ describe("redis rate limiter on Redis' own clock", () => {
 describe("redis outage", () => {
   it("fails with STORAGE_UNAVAILABLE within the command timeout while Redis is down, and recovers by itself", async () => {
     const prefix = `t${randomUUID()}:`;
-    const client = await ready(connect());
+    const client = await connect();
     const quota = createRedisQuotaStore({ client, prefix, commandTimeoutMs: 500 });
     await quota.reserve({ accountId: "a", period: "2026-11", units: 1, limit: 5 });
-    await server.stop();
+    await server().stop();
     const started = performance.now();
     const error = await quota
       .reserve({ accountId: "a", period: "2026-11", units: 1, limit: 5 })
@@ -125,7 +96,7 @@ describe("redis outage", () => {
     expect(isImagePipelineError(error) && error.code).toBe("STORAGE_UNAVAILABLE");
     // Bounded: the command timeout (500 ms) plus scheduling slack, not ioredis' reconnect backoff.
     expect(performance.now() - started).toBeLessThan(2_000);
-    await server.restart();
+    await server().restart();
     await ready(client);
     // The data did not persist (no save), but the adapter works again without a new client.
     expect(await quota.reserve({ accountId: "a", period: "2026-11", units: 1, limit: 5 })).toMatchObject({

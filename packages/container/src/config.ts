@@ -8,6 +8,7 @@ import {
   urlImportOptionsSchema,
   workQueueOptionsSchema,
 } from "@pixport/core/internal";
+import { httpHandlerOptionsSchema } from "@pixport/http";
 import { tesseractTextExtractorOptionsSchema } from "@pixport/ocr-tesseract";
 import { modelRegistrySchema } from "@pixport/vision-openai/registry";
 import { z } from "zod";
@@ -185,23 +186,17 @@ export const pixportContainerConfigSchema = z
       .regex(/^[A-Za-z0-9-]+$/)
       .default("X-Image-Processing-Usage"),
     /**
-     * Uploads in progress at once (reading the body to the answer); beyond, 503 `OVERLOADED`
-     * unread, so upload bodies never hold more than this x `limits.maxUploadBytes`. @default 32
+     * The handler's upload admission, as `httpHandlerOptionsSchema` states them: uploads in
+     * progress at once (`maxConcurrentUploads`, default 32) and per account
+     * (`maxConcurrentUploadsPerAccount`, default 8), the slowest accepted body
+     * (`minUploadBytesPerSecond`, default 16 KiB/s, `0` off) and its grace (`uploadGraceMs`, 10 s).
      */
-    maxConcurrentUploads: z.number().int().min(1).max(100_000).default(32),
-    /** Uploads in progress at once for one account (all its keys). @default 8 */
-    maxConcurrentUploadsPerAccount: z.number().int().min(1).max(100_000).default(8),
-    /**
-     * Slowest accepted upload body (average bytes per second since it began, checked after
-     * `uploadGraceMs`); slower ones are cut off with 408. `0` disables. @default 16384
-     */
-    minUploadBytesPerSecond: z
-      .number()
-      .int()
-      .nonnegative()
-      .default(16 * 1024),
-    /** Time an upload body may take before its rate is checked, ms. @default 10000 */
-    uploadGraceMs: z.number().int().min(100).max(600_000).default(10_000),
+    ...httpHandlerOptionsSchema.pick({
+      maxConcurrentUploads: true,
+      maxConcurrentUploadsPerAccount: true,
+      minUploadBytesPerSecond: true,
+      uploadGraceMs: true,
+    }).shape,
     /**
      * When every upload slot is taken, a new upload waits briefly, and a body of another account
      * that has held its slot `t >= fairUploadAfterMs` with fewer than `fairUploadBytesPerSecond x
