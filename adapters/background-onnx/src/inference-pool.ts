@@ -1,5 +1,6 @@
 import type { ChildProcess } from "node:child_process";
 import { ErrorCodes, ImagePipelineError } from "@pixport/core";
+import { type Release, Semaphore } from "@pixport/core/adapter-kit";
 import type { InferenceSession } from "onnxruntime-node";
 import { forkInference, RUNTIME_PATH } from "./inference-env.js";
 import type { InputInfo, ResolvedSettings } from "./settings.js";
@@ -119,67 +120,52 @@ export class InferenceProcess {
 
 /**
  * The inference processes of one remover: at most `size`, each running one inference at a time;
- * calls wait in a first-in, first-out queue. A process that died is replaced on the next call.
+ * calls wait in a first-in, first-out queue (a {@link Semaphore} of `size` slots). A process that
+ * died is replaced on the next call.
  */
 export class ProcessPool {
   private readonly idle: InferenceProcess[] = [];
-  private readonly waiting: Array<{ grant(worker: InferenceProcess): void; refuse(error: Error): void }> = [];
-  private count = 1;
-  private busy = 0;
+  private readonly slots: Semaphore;
+  /** Processes in use, each with the release of its slot. */
+  private readonly busy = new Map<InferenceProcess, Release>();
   private closed = false;
   private drained: (() => void) | undefined;
 
   constructor(
-    private readonly size: number,
+    size: number,
     private readonly spawn: () => InferenceProcess,
     first: InferenceProcess,
   ) {
+    this.slots = new Semaphore({ capacity: size });
     this.idle.push(first);
   }
 
-  /** A process for one job; `cancel` withdraws a request that is still waiting. */
+  /** A process for one job; `cancel` withdraws a request that is still waiting (it rejects). */
   acquire(): { worker: Promise<InferenceProcess>; cancel(): void } {
-    let entry: (typeof this.waiting)[number] | undefined;
-    const worker = new Promise<InferenceProcess>((resolve, reject) => {
-      entry = {
-        grant: (granted) => {
-          this.busy += 1;
-          resolve(granted);
-        },
-        refuse: reject,
-      };
+    const withdraw = new AbortController();
+    const worker = this.slots.acquire({ signal: withdraw.signal }).then((release) => {
+      const granted = this.idle.pop() ?? this.spawn();
+      this.busy.set(granted, release);
+      return granted;
     });
-    const request = entry!;
-    if (this.closed) request.refuse(closedError());
-    else if (this.idle.length > 0) request.grant(this.idle.pop()!);
-    else if (this.count < this.size) {
-      this.count += 1;
-      request.grant(this.spawn());
-    } else this.waiting.push(request);
-    return {
-      worker,
-      cancel: () => {
-        const index = this.waiting.indexOf(request);
-        if (index >= 0) this.waiting.splice(index, 1);
-      },
-    };
+    // A withdrawn request rejects (with an AbortError) for a caller that already gave up.
+    return { worker, cancel: () => withdraw.abort() };
   }
 
   /** Returns a process after its job; a dead one is replaced by a fresh one for the next caller. */
   release(worker: InferenceProcess): void {
-    this.busy -= 1;
-    const next = worker.alive || this.closed ? worker : this.spawn();
-    const waiter = this.closed ? undefined : this.waiting.shift();
-    if (waiter !== undefined) waiter.grant(next);
-    else this.idle.push(next);
-    if (this.closed && this.busy === 0) this.drained?.();
+    this.idle.push(worker.alive || this.closed ? worker : this.spawn());
+    const release = this.busy.get(worker);
+    this.busy.delete(worker);
+    release?.();
+    if (this.closed && this.slots.held === 0) this.drained?.();
   }
 
   /** Refuses waiting calls, lets inferences in flight finish, then stops every process. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const waiter of this.waiting.splice(0)) waiter.refuse(closedError());
-    if (this.busy > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+    this.slots.close(closedError);
+    if (this.slots.held > 0) await new Promise<void>((resolve) => (this.drained = resolve));
     const workers = this.idle.splice(0);
     await Promise.all(
       workers.map(async (worker) => {
