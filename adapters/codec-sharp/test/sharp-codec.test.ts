@@ -7,7 +7,12 @@ import {
   isImagePipelineError,
   type TransformRequest,
 } from "@pixport/core";
-import { rotatedSize, TRANSFORM_STEP_TYPES, type TransformStep } from "@pixport/core/adapter-kit";
+import {
+  type OverlayLayer,
+  rotatedSize,
+  TRANSFORM_STEP_TYPES,
+  type TransformStep,
+} from "@pixport/core/adapter-kit";
 import { Colors, decodeRaw, meanOf, orientedJpeg, pixelAt, solidImage } from "@pixport/testing";
 import sharp from "sharp";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -217,10 +222,10 @@ describe("sharp codec specifics", () => {
       .png({ compressionLevel: 1 })
       .toBuffer();
     const dot = await solidImage(1, 1, Colors.red);
-    const layers = [
+    const layers: OverlayLayer[] = [
       { input: dot, left: 0, top: 0, width: 1, height: 1, repeat: "repeat", opacity: 1 },
       { input: dot, left: 5, top: 7, width: 1, height: 3, repeat: "repeat-x", opacity: 1 },
-    ] as const;
+    ];
     // One composite entry per layer whatever the tile count: libvips' cost grows with the entries.
     const entries = await compositeEntries(layers, { width: 2000, height: 1500 }, {});
     expect(entries).toHaveLength(2);
