@@ -4,6 +4,7 @@ import {
   limitsSchema,
   memoryBudgetOptionsSchema,
   modelCircuitOptionsSchema,
+  originNameSchema,
   policyOptionsSchema,
   urlImportOptionsSchema,
   workQueueOptionsSchema,
@@ -12,6 +13,7 @@ import { httpHandlerOptionsSchema } from "@pixport/http";
 import { tesseractTextExtractorOptionsSchema } from "@pixport/ocr-tesseract";
 import { modelRegistrySchema } from "@pixport/vision-openai/registry";
 import { z } from "zod";
+import { originConfigSchema } from "./origin-config.js";
 
 const s3PrefixSchema = z
   .string()
@@ -129,8 +131,27 @@ export const deliveryConfigSchema = z
       .int()
       .positive()
       .default(256 * 1024 * 1024),
+    /**
+     * Origins of origin-image delivery by name (`[a-z0-9-]{1,32}`): `{ type: "http", baseUrl }`,
+     * `{ type: "s3", bucket, prefix }` or `{ type: "fs", directory }`, each with `account`,
+     * `unsigned`, `ttlSeconds`, `timeoutMs` and `fetches`. See docs/delivery.md. @default {}
+     */
+    origins: z.record(originNameSchema, originConfigSchema).default({}),
+    /** Bytes of fetched originals kept on this node's store (least recently used out first). @default 512 MiB */
+    originalCacheBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(512 * 1024 * 1024),
   })
-  .default({ signingKeys: [], presets: {}, allowUnsigned: false, cacheBytes: 256 * 1024 * 1024 });
+  .default({
+    signingKeys: [],
+    presets: {},
+    allowUnsigned: false,
+    cacheBytes: 256 * 1024 * 1024,
+    origins: {},
+    originalCacheBytes: 512 * 1024 * 1024,
+  });
 
 const urlImportConfigSchema = urlImportOptionsSchema.omit({ storageBaseUrls: true }).strict();
 

@@ -25,6 +25,7 @@ import {
   createModels,
 } from "./wiring/engines.js";
 import { httpOptionsOf, pipelineOptionsOf } from "./wiring/options.js";
+import { createOriginSources } from "./wiring/origins.js";
 import { createState } from "./wiring/state.js";
 import { createStorage } from "./wiring/storage.js";
 
@@ -79,7 +80,7 @@ export async function registerPixport(
   try {
     await registerStores(container, settings, owned, logger);
     await registerEngines(container, settings, owned, logger, options);
-    await registerDelivery(container, settings, options);
+    await registerDelivery(container, settings, owned, options);
   } catch (error) {
     // What was built before the failure (a Redis connection, codec workers) is released.
     await lifecycle.close();
@@ -161,10 +162,11 @@ async function registerEngines(
   }
 }
 
-/** The pipeline's and the HTTP handler's options, the test mark and the variant signer. */
+/** The pipeline's and the HTTP handler's options, the test mark, the variant signer and the origins. */
 async function registerDelivery(
   container: DependencyContainer,
   settings: ResolvedPixportContainerConfig,
+  owned: OwnedResources,
   options: RegisterPixportOptions,
 ): Promise<void> {
   const testWatermark =
@@ -176,6 +178,10 @@ async function registerDelivery(
   if (!isProvided(container, Tokens.VariantSigner)) {
     const signer = await createSigner(settings);
     provide(container, Tokens.VariantSigner, () => signer);
+  }
+  if (!isProvided(container, Tokens.OriginSources) && Object.keys(settings.delivery.origins).length > 0) {
+    const sources = await createOriginSources(settings, owned);
+    provide(container, Tokens.OriginSources, () => sources);
   }
   provide(container, Tokens.HttpOptions, () => httpOptionsOf(settings, options.onRequestDone));
 }

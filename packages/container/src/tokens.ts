@@ -15,6 +15,7 @@ import type {
   Logger,
   MemoryReleaser,
   ModelPorts,
+  OriginSource,
   PlaceholderEncoder,
   QuotaStore,
   RateLimiter,
@@ -78,6 +79,8 @@ export const Tokens = {
   VariantSigner: token<VariantSigner>("VariantSigner"),
   /** Optional: where delivered variants are kept (default: the blob store under `variants/`). */
   VariantCache: token<VariantCache>("VariantCache"),
+  /** Optional: the sources of origin-image delivery by origin name (default: from `delivery.origins`). */
+  OriginSources: token<Readonly<Record<string, OriginSource>>>("OriginSources"),
   /** The options of `createImagePipeline` (limits, policies, work queue...). */
   PipelineOptions: token<ImagePipelineOptions>("ImagePipelineOptions"),
   /** The options of `createHttpHandler` (public base URL, upload limits...). */

@@ -13,6 +13,7 @@ export { IMAGE_ID_PATTERN } from "./image.js";
 export { limitsSchema } from "./limits.js";
 export { CLIENT_HINT_HEADERS } from "./operations/client-hints.js";
 export { signedUrlSchema } from "./operations/deliver-variant.js";
+export { originNameSchema, originSettingsSchema } from "./operations/origin-url.js";
 export { pipelineContext } from "./pipeline.js";
 export { billedUnits } from "./policies/billing.js";
 export { policyOptionsSchema, quotaPeriod } from "./policies/limits-policy.js";

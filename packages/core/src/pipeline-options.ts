@@ -29,6 +29,7 @@ import type { Logger } from "./ports/logger.js";
 import { silentLogger } from "./ports/logger.js";
 import type { MemoryReleaser } from "./ports/memory-releaser.js";
 import type { ModelPorts } from "./ports/models.js";
+import type { OriginSource } from "./ports/origin-source.js";
 import type { PlaceholderEncoder } from "./ports/placeholder-encoder.js";
 import type { QuotaStore } from "./ports/quota-store.js";
 import type { RateLimiter } from "./ports/rate-limiter.js";
@@ -85,6 +86,16 @@ export interface ImagePipelineDeps {
   variantSigner?: VariantSigner;
   /** Where delivered variants are kept. @default on `blobStore` under `variants/`, LRU-bounded by `variantCacheBytes` */
   variantCache?: VariantCache;
+  /**
+   * Sources of origin-image delivery by origin name (`createHttpOriginSource`, `createS3OriginSource`,
+   * `createFsOriginSource`); their settings are `delivery.origins.{name}`. See `deliverOriginVariant`.
+   */
+  origins?: Readonly<Record<string, OriginSource>>;
+  /**
+   * Where fetched originals of origin images are kept. @default on `blobStore` under `originals/`,
+   * LRU-bounded by `originalCacheBytes`
+   */
+  originalCache?: VariantCache;
   /**
    * Encodes the ThumbHash and BlurHash placeholders of `getImageMetadata` (e.g.
    * `createThumbhashPlaceholders()` from `@pixport/placeholders`). Without one the hashes are `null`.
@@ -162,6 +173,12 @@ export const imagePipelineOptionsSchema = z.object({
     .int()
     .positive()
     .default(256 * 1024 * 1024),
+  /** Bytes of fetched originals of origin images kept by the default original cache (on the blob store). @default 512 MiB */
+  originalCacheBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(512 * 1024 * 1024),
   /**
    * Circuit breaker of the model-backed operations (per model): after `failureThreshold` provider
    * failures in a row, calls fail fast with `MODEL_UNAVAILABLE` for `cooldownMs`, then one probe

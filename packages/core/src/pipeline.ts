@@ -4,6 +4,7 @@ import { createJobRunner } from "./job-runner.js";
 import type { Limits } from "./limits.js";
 import { authenticate } from "./operations/authenticate.js";
 import type { Caller, PipelineContext } from "./operations/context.js";
+import { createOriginDelivery, type OriginVariantRequest } from "./operations/deliver-origin-variant.js";
 import {
   createBlobVariantCache,
   createVariantDelivery,
@@ -117,6 +118,21 @@ export interface ImagePipeline extends OperationMethods {
    * not billed, not rate limited; misses take a slot of the work gate.
    */
   deliverVariant(request: VariantRequest): Promise<DeliveredVariant>;
+  /**
+   * `GET /v/{signature}/o/{origin}/{modifiers}/{path}.{ext}`: a variant of an image that lives on
+   * an origin (`origins` and `delivery.origins`), signed like `deliverVariant`'s URLs or unsigned
+   * within the origin's allow-list. The original is fetched once per node at a time, kept and
+   * revalidated; the variant follows the rules of `deliverVariant` (cache, `Accept`, work gate),
+   * its misses counted against the origin's account.
+   *
+   * @example
+   * ```ts
+   * const variant = await pipeline.deliverOriginVariant({
+   *   signature, origin: "cms", modifiers: "w_640", path: "products/shoe.jpg.auto", accept,
+   * });
+   * ```
+   */
+  deliverOriginVariant(request: OriginVariantRequest): Promise<DeliveredVariant>;
 }
 
 /**
@@ -159,6 +175,23 @@ export function createImagePipeline(
   const facts = createFactsScheduler(context, () => runner.busy());
   if (settings.backgroundFacts) context.afterCreate = (record) => facts.schedule(record);
   const delivery = deliveryOf(context, deps.variantSigner, variantCache, gate, settings.delivery);
+  const originDelivery = createOriginDelivery(
+    context,
+    {
+      sources: deps.origins ?? {},
+      signer: deps.variantSigner,
+      cache: variantCache,
+      originals:
+        deps.originalCache ??
+        createBlobVariantCache(deps.blobStore, {
+          maxBytes: settings.originalCacheBytes,
+          prefix: "originals",
+        }),
+      gate,
+      reserveMiss: (accountId) => reserveVariant(context, accountId),
+    },
+    settings.delivery,
+  );
   const env: OperationEnv = { context, models, backgroundRemover: deps.backgroundRemover, delivery };
   const operations = Object.fromEntries(
     OPERATION_IDS.filter((id) => id !== "deliverVariant").map((id) => {
@@ -210,6 +243,7 @@ export function createImagePipeline(
         writtenBefore: new Date(context.clock.now().getTime() - (options.graceMs ?? 60 * 60 * 1000)),
       }),
     deliverVariant: (request) => delivery.deliver(request),
+    deliverOriginVariant: (request) => originDelivery.deliver(request),
   };
   CONTEXTS.set(pipeline, context);
   return pipeline;

@@ -94,6 +94,24 @@ export const variantPathSchema = z.object({
   variant: z.string().meta({ examples: ["w_640,fit_cover,h_480.auto", "p_thumb.webp"] }),
 });
 
+/** Path parameters of `GET /v/{signature}/o/{origin}/{modifiers}/{path}`. */
+export const originVariantPathSchema = z.object({
+  signature: z.string().meta({
+    description:
+      "base64url HMAC-SHA256 of `/o/{origin}/{modifiers}/{path}` (the path as sent, encoded) with a server signing key (`@pixport/url-signer`'s `originVariantUrl`), or `_` for an origin configured `unsigned` (within its allow-list).",
+  }),
+  origin: z
+    .string()
+    .regex(/^[a-z0-9-]{1,32}$/)
+    .meta({ description: "The origin's configured name." }),
+  modifiers: z.string().meta({ examples: ["w_640", "fit_cover,h_480,w_640", "_"] }),
+  path: z.string().meta({
+    description:
+      "The object's path under the origin, `/`-separated segments each encoded with encodeURIComponent (no `.`, `..`, empty or encoded-slash segments), then `.{ext}`: jpeg, jpg, png, webp, avif, gif or auto.",
+    examples: ["products/shoe.jpg.auto", "banners/summer%20sale.png.webp"],
+  }),
+});
+
 /** `GET /v1/images`: one page, newest first, with absolute links to the neighbouring pages. */
 export const imageListSchema = z.object({
   data: z.array(imageSchema),

@@ -7,6 +7,8 @@ export interface CompiledRoute {
   route: Route;
   pattern: RegExp;
   names: string[];
+  /** The parameter that takes the rest of the path as sent (see `Route.restParameter`). */
+  rest: string | undefined;
 }
 
 export function compile(route: Route): CompiledRoute {
@@ -15,9 +17,9 @@ export function compile(route: Route): CompiledRoute {
     .replace(/[.*+?^$()|[\]\\]/g, "\\$&")
     .replace(/\{([a-z_]+)\}/g, (_, name: string) => {
       names.push(name);
-      return "([^/]+)";
+      return name === route.restParameter ? "(.+)" : "([^/]+)";
     });
-  return { route, pattern: new RegExp(`^${source}/?$`), names };
+  return { route, pattern: new RegExp(`^${source}/?$`), names, rest: route.restParameter };
 }
 
 /** The route a request matched, or why none did (405 lists the methods the path allows). */
@@ -29,7 +31,7 @@ export type Match =
 export function matchRoute(compiled: readonly CompiledRoute[], request: HttpRequest): Match {
   const allow = new Set<string>();
   const type = mediaType(request);
-  for (const { route, pattern, names } of compiled) {
+  for (const { route, pattern, names, rest } of compiled) {
     const found = pattern.exec(request.path);
     if (found === null) continue;
     allow.add(route.method);
@@ -39,7 +41,8 @@ export function matchRoute(compiled: readonly CompiledRoute[], request: HttpRequ
     if (route.accepts !== undefined && !route.accepts(type)) continue;
     const params: Record<string, string> = {};
     names.forEach((name, index) => {
-      params[name] = safeDecode(found[index + 1] ?? "");
+      const value = found[index + 1] ?? "";
+      params[name] = name === rest ? value : safeDecode(value);
     });
     return { kind: "route", route, params };
   }

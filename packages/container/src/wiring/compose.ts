@@ -55,6 +55,7 @@ function pipelineDeps(container: DependencyContainer): ImagePipelineDeps {
     placeholders: optional(container, Tokens.Placeholders),
     variantSigner: optional(container, Tokens.VariantSigner),
     variantCache: optional(container, Tokens.VariantCache),
+    origins: optional(container, Tokens.OriginSources),
     memoryReleaser: optional(container, Tokens.MemoryReleaser),
   };
   return {

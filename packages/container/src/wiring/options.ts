@@ -1,6 +1,7 @@
 import type { ImagePipelineOptions } from "@pixport/core";
 import type { HttpHandlerOptions, RequestEvent } from "@pixport/http";
 import type { ResolvedPixportContainerConfig } from "../config.js";
+import { originSettingsOf } from "../origin-config.js";
 
 /** The options of `createImagePipeline` that the config describes. */
 export function pipelineOptionsOf(
@@ -23,8 +24,12 @@ export function pipelineOptionsOf(
       ...(settings.delivery.defaultQuality === undefined
         ? {}
         : { defaultQuality: settings.delivery.defaultQuality }),
+      origins: Object.fromEntries(
+        Object.entries(settings.delivery.origins).map(([name, origin]) => [name, originSettingsOf(origin)]),
+      ),
     },
     variantCacheBytes: settings.delivery.cacheBytes,
+    originalCacheBytes: settings.delivery.originalCacheBytes,
     backgroundFacts: true,
   };
 }

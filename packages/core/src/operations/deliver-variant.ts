@@ -79,7 +79,7 @@ async function findSource(
  * source the codec kept decoded one time and not the other), and a strong ETag promises the same
  * bytes. Hot variants are the same array on every hit, so each is hashed once.
  */
-function createEtags(): (data: Uint8Array) => Promise<string> {
+export function createEtags(): (data: Uint8Array) => Promise<string> {
   const etags = new WeakMap<Uint8Array, string>();
   return async (data) => {
     let etag = etags.get(data);
@@ -113,6 +113,35 @@ function cannotBeMade(error: unknown): boolean {
 }
 
 /**
+ * Encodes each candidate of `plan` once and keeps the smallest (the first of equals); the fallback
+ * only when nothing was made or the smallest is larger than its prediction.
+ */
+export async function encodeSmallest(
+  plan: VariantPlan,
+  encode: (candidate: VariantCandidate) => Promise<EncodedImage>,
+): Promise<EncodedImage> {
+  let best: EncodedImage | undefined;
+  let refusal: unknown;
+  const attempt = async (candidate: VariantCandidate) => {
+    try {
+      const encoded = await encode(candidate);
+      if (best === undefined || encoded.data.byteLength < best.data.byteLength) best = encoded;
+    } catch (error) {
+      if (!cannotBeMade(error)) throw error;
+      refusal ??= error;
+    }
+  };
+  for (const candidate of plan.candidates) await attempt(candidate);
+  const { fallback } = plan;
+  if (fallback !== undefined && (best === undefined || best.data.byteLength > fallback.predictedBytes)) {
+    await attempt(fallback);
+  }
+  const made = best as EncodedImage | undefined;
+  if (made === undefined) throw refusal;
+  return made;
+}
+
+/**
  * Encodes a planned variant in one work-gate slot: each candidate once, the smallest kept (the
  * first of equals), the fallback only when nothing was made or the smallest is larger than its
  * prediction; then the original instead when that is smaller still and acceptable.
@@ -133,24 +162,7 @@ async function computeVariant(
       memory: { size: record, field: "image", frames: record.frames, signal },
     });
   const work = async () => {
-    let best: EncodedImage | undefined;
-    let refusal: unknown;
-    const attempt = async (candidate: VariantCandidate) => {
-      try {
-        const encoded = await encode(candidate);
-        if (best === undefined || encoded.data.byteLength < best.data.byteLength) best = encoded;
-      } catch (error) {
-        if (!cannotBeMade(error)) throw error;
-        refusal ??= error;
-      }
-    };
-    for (const candidate of plan.candidates) await attempt(candidate);
-    const { fallback } = plan;
-    if (fallback !== undefined && (best === undefined || best.data.byteLength > fallback.predictedBytes)) {
-      await attempt(fallback);
-    }
-    const made = best as EncodedImage | undefined;
-    if (made === undefined) throw refusal;
+    const made = await encodeSmallest(plan, encode);
     if (plan.orOriginal && made.data.byteLength > record.size) {
       return { data: await loadImageBytes(context, record), contentType: MIME_TYPES[record.format] };
     }
@@ -161,26 +173,26 @@ async function computeVariant(
 
 /**
  * The cached variant, else computed once per node however many ask at once, counted against the
- * source's account (`reserveMiss`) and kept.
+ * source's account (`reserveMiss`; uncounted without one) and kept.
  */
-function createSingleFlight(
+export function createSingleFlight(
   cache: VariantCache,
   reserveMiss: VariantDeliveryDependencies["reserveMiss"],
 ): (
   imageId: string,
-  record: ImageRecord,
+  accountId: string | undefined,
   key: string,
   make: () => Promise<CachedVariant>,
 ) => Promise<{ variant: CachedVariant; state: "HIT" | "MISS" }> {
   const inflight = new Map<string, Promise<CachedVariant>>();
-  return async (imageId, record, key, make) => {
+  return async (imageId, accountId, key, make) => {
     const hit = await cache.get(imageId, key);
     if (hit !== null) return { variant: hit, state: "HIT" };
     const flightKey = `${imageId}/${key}`;
     let flight = inflight.get(flightKey);
     if (flight === undefined) {
       flight = (async () => {
-        const release = await reserveMiss?.(record.accountId);
+        const release = accountId === undefined ? undefined : await reserveMiss?.(accountId);
         try {
           const made = await make();
           await cache.put(imageId, key, made);
@@ -226,7 +238,7 @@ export function createVariantDelivery(
     if (record === null) throw imageNotFound(asked.imageId);
     const url = applyClientHints(asked, request.hints, record);
     const plan = planVariant(context, options, url, record, request.accept);
-    const { variant, state } = await cachedOrComputed(url.imageId, record, await keyOf(plan), () =>
+    const { variant, state } = await cachedOrComputed(url.imageId, record.accountId, await keyOf(plan), () =>
       computeVariant(context, gate, record, plan, request.signal),
     );
     if (state === "MISS") {

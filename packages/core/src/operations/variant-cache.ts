@@ -5,7 +5,8 @@ import type { VariantCache } from "../ports/variant-cache.js";
 
 /**
  * A {@link VariantCache} on a BlobStore (the private store: files under the data directory, or S3),
- * under `variants/{image_id}/{key}`. Bounded by `maxBytes` on this node: variants this process
+ * under `{prefix}/{image_id}/{key}` (prefix `variants` unless given; the original cache of origin
+ * images uses `originals`). Bounded by `maxBytes` on this node: variants this process
  * wrote or read are tracked least recently used first and the oldest are deleted past the bound
  * (variants from an earlier run count once read). A variant larger than `maxEntryBytes` (default:
  * an eighth of `maxBytes`) is served but never kept, so no one variant can push most others out.
@@ -19,13 +20,14 @@ import type { VariantCache } from "../ports/variant-cache.js";
  */
 export function createBlobVariantCache(
   store: BlobStore,
-  options: { maxBytes: number; memoryBytes?: number; maxEntryBytes?: number },
+  options: { maxBytes: number; memoryBytes?: number; maxEntryBytes?: number; prefix?: string },
 ): VariantCache & { readonly bytes: number } {
   const maxEntryBytes = options.maxEntryBytes ?? Math.floor(options.maxBytes / 8);
   // Hot variants also stay in memory (least recently used out first), so a hit reads no disk.
   const hot = createHotVariants(options.memoryBytes ?? 64 * 1024 * 1024);
   const ledger = createStoreLedger(store, options.maxBytes, (name) => hot.drop(name));
-  const blobKey = (imageId: string, key: string) => `variants/${imageId.toLowerCase()}/${key}`;
+  const root = options.prefix ?? "variants";
+  const blobKey = (imageId: string, key: string) => `${root}/${imageId.toLowerCase()}/${key}`;
   return {
     get bytes() {
       return ledger.bytes();
@@ -63,7 +65,7 @@ export function createBlobVariantCache(
       hot.keep(name, variant.data);
     },
     async removeImage(imageId) {
-      const prefix = `variants/${imageId.toLowerCase()}/`;
+      const prefix = `${root}/${imageId.toLowerCase()}/`;
       ledger.forgetPrefix(prefix);
       hot.dropPrefix(prefix);
       if (store.list === undefined) return;

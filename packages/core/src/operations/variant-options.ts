@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { ImageFormat } from "../image.js";
 import type { ClientHints } from "./client-hints.js";
+import { originNameSchema, originSettingsSchema } from "./origin-url.js";
 
 /*
  * What variant delivery is configured with (`delivery` in the pipeline options) and what it takes
@@ -60,6 +61,14 @@ export const deliveryOptionsSchema = z.strictObject({
           ? { jpeg: value, webp: value, avif: value, png: value, gif: value, tiff: value }
           : { ...DEFAULT_DELIVERY_QUALITY, ...value },
     ),
+  /**
+   * Origins of origin-image delivery by name (the `{origin}` of
+   * `/v/{signature}/o/{origin}/{modifiers}/{path}.{ext}`): the owning account, unsigned allow-list,
+   * freshness, deadline and fetch share of each. Its source (where the bytes live) is the
+   * pipeline's `origins.{name}` dependency; a source without settings here gets the defaults.
+   * @default {}
+   */
+  origins: z.record(originNameSchema, originSettingsSchema).default({}),
 });
 export type DeliveryOptions = z.input<typeof deliveryOptionsSchema>;
 export type ResolvedDeliveryOptions = z.output<typeof deliveryOptionsSchema>;

@@ -46,7 +46,7 @@ export interface VariantPlan {
 export function planVariant(
   context: PipelineContext,
   options: ResolvedDeliveryOptions,
-  url: ResolvedVariantUrl,
+  url: Omit<ResolvedVariantUrl, "imageId">,
   record: ImageRecord,
   accept: string | undefined,
 ): VariantPlan {

@@ -68,6 +68,22 @@ function canonicalFile(request: VariantRequest): { ext: Extension; tokens: strin
   return { ext: parts.ext as Extension, tokens: parts.tokens, file };
 }
 
+/**
+ * A variant URL's modifiers parsed (422 naming every bad token), its expiry checked (403) and its
+ * preset expanded under the URL's own modifiers.
+ */
+export function expandModifiers(
+  tokens: readonly string[],
+  options: ResolvedDeliveryOptions,
+  clock: Clock,
+): Modifiers {
+  const modifiers = expandPreset(parseTokens(tokens, options.presets), options.presets);
+  if (modifiers.exp !== undefined && modifiers.exp * 1000 <= clock.now().getTime()) {
+    throw new ImagePipelineError(ErrorCodes.FORBIDDEN, "The variant URL has expired.");
+  }
+  return modifiers;
+}
+
 /** The resolver of variant URLs, remembering verified signatures (bounded). */
 export function createVariantUrlResolver(
   signer: VariantSigner | undefined,
@@ -98,10 +114,6 @@ export function createVariantUrlResolver(
     const { ext, tokens, file } = canonicalFile(request);
     // The signature first: a forged URL costs an HMAC, never a decode.
     await verify(request.signature, tokens, `/${imageId}/${file}`);
-    const modifiers = expandPreset(parseTokens(tokens, options.presets), options.presets);
-    if (modifiers.exp !== undefined && modifiers.exp * 1000 <= clock.now().getTime()) {
-      throw new ImagePipelineError(ErrorCodes.FORBIDDEN, "The variant URL has expired.");
-    }
-    return { imageId, file, ext, tokens, modifiers };
+    return { imageId, file, ext, tokens, modifiers: expandModifiers(tokens, options, clock) };
   };
 }

@@ -9,7 +9,7 @@ import {
   type OperationInput,
 } from "@pixport/core";
 import { BROWSER_FORMATS, formatList, formatSpellings, MIME_TYPES } from "@pixport/core/adapter-kit";
-import { CLIENT_HINT_HEADERS, imagePathSchema, listImagesSchema } from "@pixport/core/internal";
+import { imagePathSchema, listImagesSchema } from "@pixport/core/internal";
 import {
   classificationSchema,
   extractedTextSchema,
@@ -21,6 +21,7 @@ import {
   variantPathSchema,
   visualizeResponseSchema,
 } from "../response-schemas.js";
+import { acceptOf, hintsOf, originVariantRoute, variantAnswer } from "./delivery.js";
 import type { OwnRoute, Route, RouteContext, RouteResult } from "./route.js";
 
 const image =
@@ -259,45 +260,18 @@ export const imageRoutes: readonly OwnRoute[] = [
           `Variant URLs have one spelling, without a trailing slash or percent-encoding: not ${context.request.path}.`,
         );
       }
-      const header = (name: string) => {
-        const value = context.request.headers[name];
-        return Array.isArray(value) ? value.join(",") : value;
-      };
       const variant = await context.pipeline.deliverVariant({
         signature: context.params.signature ?? "",
         imageId: context.params.image_id ?? "",
         file: context.params.variant ?? "",
-        accept: header("accept"),
-        hints: {
-          width: header("sec-ch-width") ?? header("width"),
-          dpr: header("sec-ch-dpr") ?? header("dpr"),
-        },
+        accept: acceptOf(context),
+        hints: hintsOf(context),
         signal: context.request.signal,
       });
-      const headers: Record<string, string> = {
-        "Cache-Control": variant.cacheControl,
-        "X-Cache": variant.cache,
-        // Browsers send the hints w_auto reads once a response asks for them.
-        "Accept-CH": CLIENT_HINT_HEADERS.join(", "),
-        ...(variant.vary.length > 0 ? { Vary: variant.vary.join(", ") } : {}),
-      };
-      const match = context.request.headers["if-none-match"];
-      const tags = (Array.isArray(match) ? match.join(",") : (match ?? ""))
-        .split(",")
-        .map((tag) => tag.trim());
-      if (tags.includes(variant.etag) || tags.includes("*")) {
-        return { kind: "empty", status: 304, headers: { ...headers, ETag: variant.etag } };
-      }
-      return {
-        kind: "binary",
-        status: 200,
-        contentType: variant.contentType,
-        data: variant.data,
-        etag: variant.etag,
-        headers,
-      };
+      return variantAnswer(context, variant);
     },
   },
+  originVariantRoute,
   {
     operationId: "deleteImage",
     method: "DELETE",

@@ -42,8 +42,11 @@ export interface RouteContext {
   usageHeaderName: string;
 }
 
-/** The ids of pixport's own routes: the operations of the core's table and the OpenAPI document. */
-export type OwnRouteId = OperationId | "getOpenApiDocument";
+/**
+ * The ids of pixport's own routes: the operations of the core's table, origin-image delivery (a
+ * pipeline method outside the table, like the document) and the OpenAPI document.
+ */
+export type OwnRouteId = OperationId | "deliverOriginVariant" | "getOpenApiDocument";
 
 /**
  * One route as data: the single source for every binding and for the OpenAPI document.
@@ -81,6 +84,11 @@ export interface Route<Id extends string = string> {
    * whose `accepts` matches the request's media type.
    */
   accepts?: (mediaType: string | undefined) => boolean;
+  /**
+   * The path parameter (the last one) that takes the rest of the path, `/` included, handed to the
+   * route exactly as sent (not percent-decoded), e.g. `{path}` of an origin image's URL.
+   */
+  restParameter?: string;
   invoke(context: RouteContext): Promise<RouteResult>;
 }
 

@@ -1,0 +1,227 @@
+import { ErrorCodes, ImagePipelineError, isImagePipelineError } from "../errors.js";
+import { type ImageRecord, MIME_TYPES } from "../image.js";
+import type { WorkGate } from "../policies/work-gate.js";
+import type { OriginSource } from "../ports/origin-source.js";
+import type { CachedVariant, VariantCache, VariantSigner } from "../ports/variant-cache.js";
+import { BLACK } from "../transforms/color.js";
+import { runCodec } from "./codec-runner.js";
+import type { PipelineContext } from "./context.js";
+import { createEtags, createSingleFlight, encodeSmallest } from "./deliver-variant.js";
+import { type ConfiguredOrigin, createOriginals, type Original } from "./origin-originals.js";
+import {
+  ORIGIN_NAME_PATTERN,
+  originSettingsSchema,
+  parseOriginPath,
+  type ResolvedOriginSettings,
+} from "./origin-url.js";
+import type { DeliveredVariant, ResolvedDeliveryOptions } from "./variant-options.js";
+import { planVariant, type VariantCandidate, type VariantPlan } from "./variant-plan.js";
+import { boundedMemo, expandModifiers, sha256Hex } from "./variant-request.js";
+import { canonicalModifiers, type Extension, tokenKey } from "./variant-url.js";
+
+/*
+ * The delivery flow of `GET /v/{signature}/o/{origin}/{modifiers}/{path}.{ext}`: the URL checked
+ * (one spelling, the signature or the origin's unsigned allow-list), the original read through
+ * the original cache (origin-originals.ts), the variant planned like a stored image's and served
+ * from the variant cache or computed once per node.
+ */
+
+/** `GET /v/{signature}/o/{origin}/{modifiers}/{path}.{ext}`. */
+export interface OriginVariantRequest {
+  signature: string;
+  /** The origin's configured name. */
+  origin: string;
+  /** Canonical modifiers, or `_` for none. */
+  modifiers: string;
+  /** `{path}.{ext}` exactly as in the URL (percent-encoded segments). */
+  path: string;
+  /** The request's `Accept` header (for `auto`). */
+  accept?: string | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+/** Origin-image delivery on one pipeline. */
+export interface OriginDelivery {
+  deliver(request: OriginVariantRequest): Promise<DeliveredVariant>;
+}
+
+/** What origin delivery runs on beside the pipeline's context. */
+export interface OriginDeliveryDependencies {
+  sources: Readonly<Record<string, OriginSource>>;
+  signer: VariantSigner | undefined;
+  /** The variant cache (variants of origin images live beside stored images' ones). */
+  cache: VariantCache;
+  /** The original cache: fetched originals, bounded, on the same store. */
+  originals: VariantCache;
+  gate: WorkGate | undefined;
+  reserveMiss?: (accountId: string) => Promise<() => Promise<void>>;
+}
+
+const forbidden = (message: string) => new ImagePipelineError(ErrorCodes.FORBIDDEN, message);
+
+/** Refuses an unsigned URL outside the origin's allow-list (403). */
+function checkUnsigned(settings: ResolvedOriginSettings, name: string, tokens: string[], ext: string): void {
+  const allow = settings.unsigned;
+  if (allow === undefined) throw forbidden(`Origin ${name} needs signed URLs; sign the URL.`);
+  if (!(allow.formats as readonly string[]).includes(ext)) {
+    throw forbidden(
+      `Unsigned URLs of origin ${name} may ask for the formats ${allow.formats.join(", ")} only.`,
+    );
+  }
+  let width = false;
+  for (const token of tokens) {
+    const key = tokenKey(token);
+    const value = Number(token.slice(key.length + 1));
+    if (key === "w" && allow.widths.includes(value) && `w_${value}` === token) width = true;
+    else if (!(key === "q" && allow.qualities.includes(value) && `q_${value}` === token)) {
+      throw forbidden(
+        `Unsigned URLs of origin ${name} may carry only an allowed w_ and q_; ${token} is not allowed.`,
+      );
+    }
+  }
+  if (!width) throw forbidden(`Unsigned URLs of origin ${name} need a w_ of ${allow.widths.join(", ")}.`);
+}
+
+/** The original as the record-shaped source the planner reads (size, format, frames). */
+function sourceOf(original: Original, account: string | undefined): ImageRecord {
+  return {
+    id: "origin",
+    accountId: account ?? "",
+    stage: "live",
+    name: "origin",
+    format: original.format,
+    width: original.width,
+    height: original.height,
+    size: original.data.byteLength,
+    createdAt: new Date(0).toISOString(),
+    blobKey: "origin",
+    url: null,
+    ...(original.frames > 1 ? { frames: original.frames } : {}),
+  };
+}
+
+/** Encodes a planned variant of an original (in a work-gate slot), or the original when smaller. */
+async function computeOriginVariant(
+  context: PipelineContext,
+  gate: WorkGate | undefined,
+  original: Original,
+  plan: VariantPlan,
+  signal: AbortSignal | undefined,
+): Promise<CachedVariant> {
+  const encode = (candidate: VariantCandidate) =>
+    runCodec(context, {
+      input: original.data,
+      steps: candidate.steps,
+      output: { format: candidate.format, quality: candidate.quality, flattenBackground: BLACK },
+      onError: { field: "path" },
+      memory: { size: original, field: "path", frames: original.frames, signal },
+    }).catch((error: unknown) => {
+      if (isImagePipelineError(error) && error.code === ErrorCodes.INVALID_IMAGE) {
+        throw new ImagePipelineError(ErrorCodes.ORIGIN_ERROR, "The origin's image could not be decoded.", {
+          cause: error,
+        });
+      }
+      throw error;
+    });
+  const work = async () => {
+    const encoded = await encodeSmallest(plan, encode);
+    if (plan.orOriginal && encoded.data.byteLength > original.data.byteLength) {
+      return { data: original.data, contentType: MIME_TYPES[original.format] };
+    }
+    return { data: encoded.data, contentType: MIME_TYPES[encoded.format] };
+  };
+  return gate === undefined ? work() : gate.run(work, signal);
+}
+
+export function createOriginDelivery(
+  context: PipelineContext,
+  dependencies: OriginDeliveryDependencies,
+  options: ResolvedDeliveryOptions,
+): OriginDelivery {
+  const origins = new Map<string, ConfiguredOrigin>();
+  for (const [name, source] of Object.entries(dependencies.sources)) {
+    if (!Object.hasOwn(options.origins, name))
+      origins.set(name, { source, settings: originSettingsSchema.parse({}) });
+  }
+  for (const [name, settings] of Object.entries(options.origins)) {
+    const source = dependencies.sources[name];
+    if (source === undefined) {
+      throw new ImagePipelineError(
+        ErrorCodes.INVALID_CONFIGURATION,
+        `delivery.origins.${name} has no origin source (pass one as origins.${name}).`,
+      );
+    }
+    origins.set(name, { source, settings });
+  }
+  const originals = createOriginals(context, origins, dependencies.originals);
+  const cachedOrComputed = createSingleFlight(dependencies.cache, dependencies.reserveMiss);
+  const etagOf = createEtags();
+  const verified = boundedMemo<true>(10_000);
+
+  async function verify(
+    request: OriginVariantRequest,
+    settings: ResolvedOriginSettings,
+    tokens: string[],
+    ext: string,
+  ) {
+    const signed = `/o/${request.origin}/${request.modifiers}/${request.path}`;
+    if (request.signature === "_") return checkUnsigned(settings, request.origin, tokens, ext);
+    if (verified.get(`${request.signature}${signed}`) !== undefined) return;
+    const { signer } = dependencies;
+    if (signer === undefined || !(await signer.verify(signed, request.signature))) {
+      throw forbidden("The variant URL's signature is not valid.");
+    }
+    verified.set(`${request.signature}${signed}`, true);
+  }
+
+  async function deliver(request: OriginVariantRequest): Promise<DeliveredVariant> {
+    const origin = ORIGIN_NAME_PATTERN.test(request.origin) ? origins.get(request.origin) : undefined;
+    if (origin === undefined) {
+      throw new ImagePipelineError(ErrorCodes.ORIGIN_NOT_FOUND, `No origin is named ${request.origin}.`);
+    }
+    const path = parseOriginPath(request.path);
+    const tokens = request.modifiers === "_" ? [] : request.modifiers.split(",");
+    const canonical = canonicalModifiers(tokens) || "_";
+    // One spelling per variant, so a CDN in front never keeps the same picture under two keys.
+    if (canonical !== request.modifiers) {
+      throw new ImagePipelineError(
+        ErrorCodes.ROUTE_NOT_FOUND,
+        `Variant URLs have one spelling: ${canonical} (modifiers in canonical order), not ${request.modifiers}.`,
+      );
+    }
+    // The signature first: a forged URL costs an HMAC, never a fetch.
+    await verify(request, origin.settings, tokens, path.ext);
+    const modifiers = expandModifiers(tokens, options, context.clock);
+    const original = await originals.get(request.origin, path.segments, request.signal);
+    const account = origin.settings.account;
+    const source = sourceOf(original, account);
+    const file = `${request.modifiers}.${path.ext}`;
+    const plan = planVariant(
+      context,
+      options,
+      { modifiers, ext: path.ext as Extension, tokens, file },
+      source,
+      request.accept,
+    );
+    const pathKey = (await sha256Hex(`${request.origin}\n${path.raw}`)).slice(0, 40);
+    const key = `${(await sha256Hex(`${plan.identity}|src=${original.version}`)).slice(0, 40)}.${plan.keyExtension}`;
+    const { variant, state } = await cachedOrComputed(`o/${request.origin}/${pathKey}`, account, key, () =>
+      computeOriginVariant(context, dependencies.gate, original, plan, request.signal),
+    );
+    const maxAge =
+      modifiers.exp === undefined
+        ? `public, max-age=${original.freshSeconds}`
+        : `private, max-age=${Math.max(0, Math.min(modifiers.exp - Math.floor(context.clock.now().getTime() / 1000), original.freshSeconds))}`;
+    return {
+      data: variant.data,
+      contentType: variant.contentType,
+      etag: await etagOf(variant.data),
+      cacheControl: maxAge,
+      varyAccept: plan.auto,
+      vary: plan.auto ? ["Accept"] : [],
+      cache: state,
+    };
+  }
+
+  return { deliver };
+}
