@@ -129,6 +129,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v/{signature}/o/{origin}/{modifiers}/{path}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A variant of an image that lives on a configured origin (an HTTP server, an S3 bucket, a directory): `{path}` is the object's path under the origin, one or more segments each written as encodeURIComponent writes it, followed by `.{ext}` (the output format, as for stored images' variants), e.g. `products/shoe.jpg.auto`; `{modifiers}` are the canonical modifiers or `_`. Signed like stored images' variants over `/o/{origin}/{modifiers}/{path}`, or `_` for an origin that allows unsigned URLs within its widths, qualities and formats. No key; HEAD answers the headers. */
+        get: operations["deliverOriginVariant"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/images/{image_id}/download": {
         parameters: {
             query?: never;
@@ -1137,6 +1154,42 @@ export interface operations {
                 signature: string;
                 image_id: string;
                 variant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Image-Processing-Usage": components["headers"]["Usage"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/jpeg": string;
+                    "image/png": string;
+                    "image/webp": string;
+                    "image/avif": string;
+                    "image/gif": string;
+                };
+            };
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            "5XX": components["responses"]["InternalError"];
+        };
+    };
+    deliverOriginVariant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description base64url HMAC-SHA256 of `/o/{origin}/{modifiers}/{path}` (the path as sent, encoded) with a server signing key (`@pixport/url-signer`'s `originVariantUrl`), or `_` for an origin configured `unsigned` (within its allow-list). */
+                signature: string;
+                /** @description The origin's configured name. */
+                origin: string;
+                modifiers: string;
+                /** @description The object's path under the origin, `/`-separated segments each encoded with encodeURIComponent (no `.`, `..`, empty or encoded-slash segments), then `.{ext}`: jpeg, jpg, png, webp, avif, gif or auto. */
+                path: string;
             };
             cookie?: never;
         };
