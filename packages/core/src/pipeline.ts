@@ -62,7 +62,7 @@ export interface AccountUsage {
  * validated at run time too (JavaScript callers, HTTP bodies), with the same 422 issues.
  */
 export type OperationMethods = {
-  [K in OperationId as K extends "deliverVariant" ? never : K]: (
+  [K in OperationId as K extends "deliverVariant" | "deliverOriginVariant" ? never : K]: (
     caller: Caller,
     input: OperationInput<K>,
   ) => Promise<OperationResult<K>>;
@@ -192,9 +192,15 @@ export function createImagePipeline(
     },
     settings.delivery,
   );
-  const env: OperationEnv = { context, models, backgroundRemover: deps.backgroundRemover, delivery };
+  const env: OperationEnv = {
+    context,
+    models,
+    backgroundRemover: deps.backgroundRemover,
+    delivery,
+    originDelivery,
+  };
   const operations = Object.fromEntries(
-    OPERATION_IDS.filter((id) => id !== "deliverVariant").map((id) => {
+    OPERATION_IDS.filter((id) => id !== "deliverVariant" && id !== "deliverOriginVariant").map((id) => {
       const row = OPERATIONS_TABLE[id] as OperationRow<unknown, unknown, unknown>;
       // Validation runs inside the runner, as the operation's first step: a request refused by
       // the gate or the quota is refused before its body is looked at, as it always was.

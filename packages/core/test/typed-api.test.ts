@@ -86,7 +86,9 @@ describe("typed library calls", () => {
     expectTypeOf<"transformImage">().toExtend<OperationId>();
     // @ts-expect-error not an operation
     expectTypeOf<"resizeImages">().toExtend<OperationId>();
-    expectTypeOf<keyof OperationMethods | "deliverVariant">().toEqualTypeOf<OperationId>();
+    expectTypeOf<
+      keyof OperationMethods | "deliverVariant" | "deliverOriginVariant"
+    >().toEqualTypeOf<OperationId>();
     expectTypeOf<ImagePipeline>().toExtend<OperationMethods>();
   });
 });

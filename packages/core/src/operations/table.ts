@@ -20,6 +20,7 @@ import {
 } from "../schemas.js";
 import type { Caller, PipelineContext } from "./context.js";
 import { createImageFromUrl, parseCreateImageFromUrl } from "./create-image-from-url.js";
+import type { OriginDelivery, OriginVariantRequest } from "./deliver-origin-variant.js";
 import {
   parseSignedUrlRequest,
   signedUrlSchema,
@@ -67,6 +68,7 @@ export interface OperationEnv {
   models: ModelPorts;
   backgroundRemover: BackgroundRemover | undefined;
   delivery: VariantDelivery;
+  originDelivery: OriginDelivery;
 }
 
 /**
@@ -221,6 +223,20 @@ export const OPERATIONS_TABLE = {
       schema: undefined,
       parse: (request: VariantRequest) => request,
       run: ({ delivery }, _caller: null, request: VariantRequest) => delivery.deliver(request),
+    },
+  ),
+  /**
+   * `GET /v/{signature}/o/{origin}/{modifiers}/{path}`: a variant of an image on a configured
+   * origin, under the rules of `deliverVariant`; misses count against the origin's account.
+   */
+  deliverOriginVariant: row(
+    { runner: "free" },
+    {
+      routes: ["GET /v/{signature}/o/{origin}/{modifiers}/{path}"],
+      schema: undefined,
+      parse: (request: OriginVariantRequest) => request,
+      run: ({ originDelivery }, _caller: null, request: OriginVariantRequest) =>
+        originDelivery.deliver(request),
     },
   ),
   /** `DELETE /v1/images/{image_id}`: the image, its bytes and its public copy. */
