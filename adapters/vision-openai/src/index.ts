@@ -1,10 +1,10 @@
 export {
-  classificationAnswerSchema,
   createOpenAiModels,
-  dataUrl,
   type OpenAiModelsOptions,
   openAiModelsOptionsSchema,
 } from "./create-openai-models.js";
+export { dataUrl } from "./model-call.js";
+export { classificationAnswerSchema } from "./model-ports.js";
 export {
   IMAGE_MODEL_NAMES,
   type ModelEntry,
