@@ -4,6 +4,8 @@ import { ErrorCodes, ImagePipelineError, type ModelCallOptions } from "@pixport/
 export interface CallDeadline {
   /** Rejects with `MODEL_TIMEOUT` after `timeoutMs`, or with the signal's reason when it aborts. */
   readonly reached: Promise<never>;
+  /** Aborted with the same reason when `reached` rejects, for waits that take a signal. */
+  readonly signal: AbortSignal;
   /** Stops the timer and the abort listener (the call ended). */
   clear(): void;
 }
@@ -26,9 +28,11 @@ export function startDeadline(timeoutMs: number, signal: AbortSignal | undefined
     onAbort = () => reject(signal?.reason ?? new Error("aborted"));
     signal?.addEventListener("abort", onAbort, { once: true });
   });
-  reached.catch(() => undefined);
+  const passed = new AbortController();
+  reached.catch((reason: unknown) => passed.abort(reason));
   return {
     reached,
+    signal: passed.signal,
     clear() {
       clearTimeout(timer);
       if (onAbort !== undefined) signal?.removeEventListener("abort", onAbort);

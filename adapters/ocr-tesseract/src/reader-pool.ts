@@ -1,3 +1,5 @@
+import { ErrorCodes, ImagePipelineError } from "@pixport/core";
+import { type Release, Semaphore } from "@pixport/core/adapter-kit";
 import type { GreyPage, Region } from "./grey-page.js";
 import type { OcrBlock } from "./layout.js";
 
@@ -13,113 +15,82 @@ export interface PageReader {
 
 /** The readers of one extractor; see {@link createReaderPool}. */
 export interface ReaderPool {
-  /** A reader for one call: an idle one, a new one while fewer than `size` exist, else the next released. */
-  acquire(): Promise<PageReader>;
+  /**
+   * A reader for one call: an idle one, a new one while fewer than `size` exist, else the next one
+   * given back (first in, first out). Aborting `signal` while the call waits withdraws it: it
+   * rejects with the signal's reason and takes no reader. Rejects once the pool is closed.
+   */
+  acquire(signal?: AbortSignal): Promise<PageReader>;
   /** Gives a reader back after a call that went well: to the next waiting call, else to the idle ones. */
   release(reader: PageReader): void;
   /** Terminates a reader whose call failed or gave up; a waiting call gets a fresh one in its place. */
   discard(reader: PageReader): void;
-  /** Terminates every reader, starting ones included; readers released later are terminated too. */
+  /**
+   * Refuses the waiting calls, terminates every reader, starting ones included; readers given back
+   * later are terminated too.
+   */
   close(): Promise<void>;
 }
 
-/**
- * At most `size` readers, created lazily by `start`, reused, and queued for beyond that (first in,
- * first out).
- */
-export function createReaderPool(size: number, start: () => Promise<PageReader>): ReaderPool {
-  const idle: PageReader[] = [];
-  const busy = new Set<PageReader>();
-  const starting = new Set<Promise<PageReader>>();
-  const waiting: ((reader: PageReader) => void)[] = [];
-  let closed = false;
-
-  async function acquireFresh(): Promise<PageReader> {
-    const reader = await start();
-    busy.add(reader);
-    return reader;
-  }
-
-  return {
-    acquire() {
-      const ready = idle.pop();
-      if (ready !== undefined) {
-        busy.add(ready);
-        return Promise.resolve(ready);
-      }
-      if (busy.size + starting.size < size) {
-        const pending = start();
-        starting.add(pending);
-        return pending.then(
-          (reader) => {
-            starting.delete(pending);
-            busy.add(reader);
-            return reader;
-          },
-          (error: unknown) => {
-            starting.delete(pending);
-            throw error;
-          },
-        );
-      }
-      return new Promise((resolve) => waiting.push(resolve));
-    },
-    release(reader) {
-      const next = waiting.shift();
-      if (next !== undefined && !closed) {
-        next(reader);
-        return;
-      }
-      busy.delete(reader);
-      if (closed) void reader.terminate();
-      else idle.push(reader);
-    },
-    discard(reader) {
-      busy.delete(reader);
-      void reader.terminate().catch(() => {});
-      // A queued call gets a fresh reader in place of the discarded one.
-      const next = waiting.shift();
-      if (next !== undefined && !closed) {
-        void acquireFresh().then(next, () => {});
-      }
-    },
-    async close() {
-      closed = true;
-      const all = [...idle, ...busy, ...(await Promise.all([...starting].map((p) => p.catch(() => null))))];
-      idle.length = 0;
-      busy.clear();
-      await Promise.all(all.map((reader) => reader?.terminate().catch(() => {})));
-    },
-  };
+/** The refusal of a call made to, or waiting on, a closed extractor. */
+export function extractorClosed(): ImagePipelineError {
+  return new ImagePipelineError(ErrorCodes.MODEL_BAD_RESPONSE, "The tesseract extractor is closed.");
 }
 
 /**
- * Pages prepared ahead of the readers: a call pre-processes its page only when fewer than `size`
- * other calls are pre-processing or holding a pre-processed page for a reader, so each reader has
- * its next page ready (pre-processing overlaps reading) but the queued calls wait with their
- * encoded images, not all with their decoded and scaled pages (up to 16 MP each). `enter` resolves
- * when the call may pre-process, with the function that gives its place back (once).
+ * At most `size` readers, created lazily by `start`, reused, and waited for beyond that: a
+ * {@link Semaphore} of `size` slots, one held with each reader in use.
  */
-export function createAheadGate(size: number): { enter(): Promise<() => void> } {
-  let ahead = 0;
-  const waitingAhead: (() => void)[] = [];
-  const place = () => {
-    let left = false;
-    return () => {
-      if (left) return;
-      left = true;
-      const next = waitingAhead.shift();
-      if (next === undefined) ahead -= 1;
-      else next();
-    };
-  };
+export function createReaderPool(size: number, start: () => Promise<PageReader>): ReaderPool {
+  const slots = new Semaphore({ capacity: size });
+  const idle: PageReader[] = [];
+  /** Readers in use, each with the release of its slot. */
+  const busy = new Map<PageReader, Release>();
+  const starting = new Set<Promise<PageReader>>();
+  let closed = false;
+
+  /** The reader for a granted slot: an idle one, else a new one (a failed start frees the slot). */
+  async function readerFor(slot: Release): Promise<PageReader> {
+    const ready = idle.pop();
+    if (ready !== undefined) {
+      busy.set(ready, slot);
+      return ready;
+    }
+    const pending = start();
+    starting.add(pending);
+    try {
+      const reader = await pending;
+      busy.set(reader, slot);
+      return reader;
+    } catch (error) {
+      slot();
+      throw error;
+    } finally {
+      starting.delete(pending);
+    }
+  }
+
+  /** Takes `reader` out of use and gives its slot to the next waiting call. */
+  function giveBack(reader: PageReader, keep: boolean): void {
+    const slot = busy.get(reader);
+    busy.delete(reader);
+    if (keep && !closed) idle.push(reader);
+    else void reader.terminate().catch(() => undefined);
+    slot?.();
+  }
+
   return {
-    enter() {
-      if (ahead < size) {
-        ahead += 1;
-        return Promise.resolve(place());
-      }
-      return new Promise((resolve) => waitingAhead.push(() => resolve(place())));
+    async acquire(signal) {
+      return readerFor(await slots.acquire({ signal }));
+    },
+    release: (reader) => giveBack(reader, true),
+    discard: (reader) => giveBack(reader, false),
+    async close() {
+      closed = true;
+      slots.close(extractorClosed);
+      const started = await Promise.all([...starting].map((pending) => pending.catch(() => null)));
+      const all = [...idle.splice(0), ...busy.keys(), ...started];
+      await Promise.all(all.map((reader) => reader?.terminate().catch(() => undefined)));
     },
   };
 }

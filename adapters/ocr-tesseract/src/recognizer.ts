@@ -1,10 +1,11 @@
 import { ErrorCodes, ImagePipelineError, type ModelCallOptions, type ModelImage } from "@pixport/core";
-import { reserveWithin, startDeadline } from "./call-deadline.js";
+import { Semaphore } from "@pixport/core/adapter-kit";
+import { type CallDeadline, reserveWithin, startDeadline } from "./call-deadline.js";
 import type { GreyPage } from "./grey-page.js";
 import type { OcrBlock, OcrWord } from "./layout.js";
 import { type PreprocessOptions, preprocess } from "./preprocess.js";
 import { readLayout } from "./read-layout.js";
-import { createAheadGate, type PageReader, type ReaderPool } from "./reader-pool.js";
+import { extractorClosed, type PageReader, type ReaderPool } from "./reader-pool.js";
 import type { Rules } from "./rules.js";
 
 /**
@@ -50,35 +51,38 @@ interface ReadyCall {
  */
 export function createRecognizer(options: RecognizerOptions, pool: ReaderPool) {
   const { size, maxQueued, timeoutMs } = options;
-  const ahead = createAheadGate(size);
-  let admitted = 0;
+  // Calls admitted and not finished (pre-processing, waiting or recognising) are counted from
+  // their start, so a burst is refused at once rather than after its pre-processing.
+  const admission = new Semaphore({ capacity: size + maxQueued });
+  // Pages prepared ahead of the readers: a call pre-processes its page only when fewer than `size`
+  // other calls are pre-processing or holding a pre-processed page for a reader, so each reader has
+  // its next page ready (pre-processing overlaps reading) but the queued calls wait with their
+  // encoded images, not all with their decoded and scaled pages (up to 16 MP each).
+  const ahead = new Semaphore({ capacity: size });
   let closed = false;
 
   async function read(
     image: ModelImage,
     { signal, reserveMemory }: ModelCallOptions,
   ): Promise<{ blocks: OcrBlock[]; rules: Rules; tableWords: OcrWord[] }> {
-    if (closed)
-      throw new ImagePipelineError(ErrorCodes.MODEL_BAD_RESPONSE, "The tesseract extractor is closed.");
+    if (closed) throw extractorClosed();
     signal?.throwIfAborted();
-    // Calls admitted and not finished (pre-processing, waiting or recognising) are counted from
-    // their start, so a burst is refused at once rather than after its pre-processing.
-    if (admitted >= size + maxQueued) {
+    const admitted = admission.tryAcquire();
+    if (admitted === null) {
       throw new ImagePipelineError(
         ErrorCodes.OCR_AT_CAPACITY,
-        `Text extraction is at capacity (${size} running, ${admitted - size} waiting); retry later.`,
+        `Text extraction is at capacity (${size} running, ${admission.held - size} waiting); retry later.`,
         { retryAfterSeconds: Math.max(1, Math.ceil(timeoutMs / 1000 / 4)) },
       );
     }
-    admitted += 1;
     const deadline = startDeadline(timeoutMs, signal);
     const cleanup = () => {
-      admitted -= 1;
+      admitted();
       deadline.clear();
     };
     let ready: ReadyCall;
     try {
-      ready = await prepare({ options, ahead, pool }, image, reserveMemory, deadline.reached);
+      ready = await prepare({ options, ahead, pool }, image, reserveMemory, deadline);
     } catch (error) {
       cleanup();
       throw error;
@@ -113,54 +117,34 @@ export function createRecognizer(options: RecognizerOptions, pool: ReaderPool) {
  * image while it is pre-processed, then the page while it waits and is read.
  */
 async function prepare(
-  {
-    options,
-    ahead,
-    pool,
-  }: { options: RecognizerOptions; ahead: ReturnType<typeof createAheadGate>; pool: ReaderPool },
+  { options, ahead, pool }: { options: RecognizerOptions; ahead: Semaphore; pool: ReaderPool },
   image: ModelImage,
   reserveMemory: ModelCallOptions["reserveMemory"],
-  deadline: Promise<never>,
+  deadline: CallDeadline,
 ): Promise<ReadyCall> {
   let releaseRead: () => void = () => undefined;
   // The call's place among the pages prepared ahead of a reader, once it has one.
   let leaveAhead: (() => void) | undefined;
   let preprocessing: Promise<unknown> | undefined;
   try {
-    const entering = ahead.enter();
-    try {
-      leaveAhead = await Promise.race([entering, deadline]);
-    } catch (error) {
-      void entering.then((leave) => leave());
-      throw error;
-    }
+    // A call that gives up while it waits for a place or a reader withdraws from the wait.
+    leaveAhead = await ahead.acquire({ signal: deadline.signal });
     const releaseDecode = await reserveWithin(
       reserveMemory,
       Math.ceil(Math.max(1, image.width * image.height) * DECODE_BYTES_PER_PIXEL),
-      deadline,
+      deadline.reached,
     );
     const preprocessed = preprocess(image, options);
     preprocessing = preprocessed;
     // Held until the pre-processing really ends, even when the deadline passes first.
     void preprocessed.then(releaseDecode, releaseDecode);
-    const { page: input, rules } = await Promise.race([preprocessed, deadline]);
+    const { page: input, rules } = await Promise.race([preprocessed, deadline.reached]);
     releaseRead = await reserveWithin(
       reserveMemory,
       Math.ceil(input.width * input.height * READ_BYTES_PER_PIXEL[options.engine]),
-      deadline,
+      deadline.reached,
     );
-    const acquiring = pool.acquire();
-    let reader: PageReader;
-    try {
-      reader = await Promise.race([acquiring, deadline]);
-    } catch (error) {
-      // Gave up waiting: a reader handed over later goes straight back to the pool.
-      void acquiring.then(
-        (late) => pool.release(late),
-        () => undefined,
-      );
-      throw error;
-    }
+    const reader = await pool.acquire(deadline.signal);
     leaveAhead();
     leaveAhead = undefined;
     return { input, rules, reader, releaseRead };
