@@ -46,8 +46,6 @@ const EXEMPTIONS: Readonly<Record<string, string>> = {
     "every repository method in one closure; split pending",
   "adapters/storage-fs/src/create-fs-key-store.ts#createFsKeyStore":
     "every key-store method in one closure; split pending",
-  "adapters/storage-fs/src/create-fs-quota-store.ts#createFsQuotaStore":
-    "every quota-store method in one closure; split pending",
   "adapters/storage-s3/src/s3-blob-store.ts#createS3BlobStore":
     "every blob-store method in one closure; split pending",
   "adapters/ocr-tesseract/test/rules.test.ts": "every rule group in one file; split pending",

@@ -59,3 +59,10 @@ export function escapedRootError(subject: string): ImagePipelineError {
     `Refusing to follow a symbolic link out of the storage root (${subject}). Remove the link or move its target inside the root.`,
   );
 }
+
+/** Runs `task` and translates its filesystem errors with {@link toStorageError}. */
+export function withStorageErrors<T>(action: string, task: () => Promise<T>): Promise<T> {
+  return task().catch((error: unknown) => {
+    throw toStorageError(error, action);
+  });
+}
