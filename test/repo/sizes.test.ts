@@ -49,9 +49,6 @@ const EXEMPTIONS: Readonly<Record<string, string>> = {
   "adapters/storage-s3/src/s3-blob-store.ts#createS3BlobStore":
     "every blob-store method in one closure; split pending",
   "adapters/ocr-tesseract/test/rules.test.ts": "every rule group in one file; split pending",
-  "packages/client/src/index.ts": "transport, errors and typed calls in one file; split pending",
-  "packages/client/src/index.ts#createPixportClient":
-    "transport and typed calls in one closure; split pending",
   "packages/core/src/operations/deliver-origin-variant.ts#createOriginDelivery":
     "parsing and delivery in one closure; split pending",
   "packages/core/src/operations/origin-originals.ts#createOriginals":
