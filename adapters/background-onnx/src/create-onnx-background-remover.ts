@@ -2,11 +2,16 @@ import { rm } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import type { BackgroundRemovalOptions, BackgroundRemovalRequest } from "@pixport/core";
 import { ErrorCodes, ImagePipelineError } from "@pixport/core";
-import type { CutoutPixels } from "@pixport/core/adapter-kit";
-import { parseOptions } from "@pixport/core/adapter-kit";
+import {
+  type CutoutPixels,
+  cutoutPng,
+  decodeCutoutPixels,
+  openRemovalImage,
+  parseOptions,
+  type RemovalImage,
+} from "@pixport/core/adapter-kit";
 import type { InferenceSession } from "onnxruntime-node";
-import sharp from "sharp";
-import { cutoutPng, decodeCutoutPixels, openRequestImage, type RequestImage } from "./cutout.js";
+import sharp, { type Sharp } from "sharp";
 import { hugePageMalloc } from "./inference-env.js";
 import { closedError, InferenceProcess, type MaskMap, ProcessPool } from "./inference-pool.js";
 import { prepareModel } from "./prepare-model.js";
@@ -261,7 +266,7 @@ async function prepare(
   settings: ResolvedSettings,
   maxInputPixels: number,
 ) {
-  const image = await openRequestImage(request, maxInputPixels);
+  const image = await openRemovalImage(sharp, request, maxInputPixels);
   const rgb = await image
     .source()
     .flatten({ background: "#ffffff" })
@@ -278,7 +283,7 @@ async function prepare(
  * {@link PROCESS_RESIZE_MAX_PIXELS}; beyond it the mask comes back at the model's size and libvips
  * scales it here (see {@link compose}).
  */
-function maskTarget(image: RequestImage) {
+function maskTarget(image: RemovalImage<Sharp>) {
   return image.width * image.height <= PROCESS_RESIZE_MAX_PIXELS
     ? { width: image.width, height: image.height }
     : undefined;
@@ -286,7 +291,7 @@ function maskTarget(image: RequestImage) {
 
 /** The mask at the image's size (scaled here when the process did not) joined as alpha, as a PNG. */
 async function compose(
-  image: RequestImage,
+  image: RemovalImage<Sharp>,
   map: MaskMap,
   pixels: Promise<CutoutPixels>,
 ): Promise<Uint8Array> {

@@ -1,8 +1,7 @@
 import type { BackgroundRemovalOptions, BackgroundRemovalRequest, BackgroundRemover } from "@pixport/core";
-import { parseOptions } from "@pixport/core/adapter-kit";
+import { cutoutPng, openRemovalImage, parseOptions } from "@pixport/core/adapter-kit";
 import sharp from "sharp";
 import { z } from "zod";
-import { cutoutPng, openRequestImage } from "./cutout.js";
 import { computeMask } from "./mask.js";
 
 /** Options of {@link createSharpBackgroundRemover}; every field has a default. */
@@ -67,7 +66,7 @@ export function createSharpBackgroundRemover(options: SharpBackgroundRemoverOpti
     name: "sharp-classical",
     async remove(request: BackgroundRemovalRequest, callOptions: BackgroundRemovalOptions = {}) {
       const signal = callOptions.signal;
-      const image = await openRequestImage(request, settings.maxInputPixels);
+      const image = await openRemovalImage(sharp, request, settings.maxInputPixels);
       const { source, width, height } = image;
       signal?.throwIfAborted();
       const scale = Math.min(1, settings.workingSide / Math.max(width, height));

@@ -11,7 +11,8 @@
  * - Blob keys: where an image's private bytes and public copy live, and the key check every
  *   BlobStore applies.
  * - The format table's derived lists and lookups (media types, extensions, spellings, messages).
- * - Background removers' shared cutout rules (size check, alpha lowering, undecodable input).
+ * - Background removers' shared cut-out steps (opening and size check, alpha lowering, the PNG join
+ *   on a `sharp` the adapter passes in).
  * - Origin sources' shared refusals and the freshness an origin's `Cache-Control` declares.
  * - Sweeping temporary directories left by processes that crashed.
  * - Options parsing and small helpers adapters share.
@@ -20,7 +21,15 @@
 export {
   type CutoutPixels,
   checkRemovalImageSize,
+  cutoutPng,
+  decodeCutoutPixels,
   lowerAlpha,
+  openRemovalImage,
+  type RawPixels,
+  type RemovalImage,
+  type SharpLike,
+  type SharpLikeMetadata,
+  type SharpLikePipeline,
   undecodableRemovalImage,
 } from "./background-cutout.js";
 export { publicKeyFor } from "./blob-store-publisher.js";
