@@ -36,8 +36,6 @@ const LIMITS = {
  */
 const EXEMPTIONS: Readonly<Record<string, string>> = {
   "adapters/codec-jimp/src/steps/modulate.ts#modulate": "one loop per channel operation; split pending",
-  "adapters/codec-jimp/src/steps/rotate.ts#rotate":
-    "right-angle and free rotation in one function; split pending",
   "adapters/codec-sharp/src/overlay.ts#compositeEntry": "placement and tiling of one layer; split pending",
   "adapters/fetch-node/src/create-http-origin-source.ts#createHttpOriginSource":
     "request, redirects and caching in one closure; split pending",
