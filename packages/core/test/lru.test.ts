@@ -15,6 +15,97 @@ describe("LruMap", () => {
     expect(lru.get("b")).toBeUndefined();
   });
 
+  it("keeps the order exact when the most recent key is asked again, deleted, evicted or cleared", () => {
+    // Compared step by step with a plain reference list: least recently used first.
+    const reference: string[] = [];
+    const use = (key: string) => {
+      const at = reference.indexOf(key);
+      if (at >= 0) reference.splice(at, 1);
+      reference.push(key);
+    };
+    const lru = new LruMap<string, number>({ maxEntries: 3, sizeOf: (value) => value, maxBytes: 100 });
+    const steps: Array<() => void> = [
+      () => {
+        lru.set("a", 1);
+        use("a");
+      },
+      () => {
+        lru.set("b", 1);
+        use("b");
+      },
+      () => {
+        lru.get("b");
+        use("b");
+      },
+      () => {
+        lru.get("b");
+        use("b");
+      },
+      () => {
+        lru.get("a");
+        use("a");
+      },
+      () => {
+        lru.delete("a");
+        reference.splice(reference.indexOf("a"), 1);
+      },
+      () => {
+        lru.get("b");
+        use("b");
+      },
+      () => {
+        lru.set("c", 1);
+        use("c");
+      },
+      () => {
+        lru.set("d", 1);
+        use("d");
+      },
+      () => {
+        lru.get("b");
+        use("b");
+      },
+      () => {
+        lru.set("e", 1);
+        use("e");
+        reference.shift();
+      },
+      // A replace that pushes out the most recent key (d): later uses must still reorder.
+      () => {
+        lru.get("d");
+        use("d");
+      },
+      () => {
+        lru.replace("b", 100);
+        reference.splice(0, reference.length, "b");
+      },
+      () => {
+        lru.set("g", 0);
+        use("g");
+      },
+      () => {
+        lru.get("b");
+        use("b");
+      },
+      () => {
+        lru.clear();
+        reference.length = 0;
+      },
+      () => {
+        lru.set("f", 1);
+        use("f");
+      },
+      () => {
+        lru.get("f");
+        use("f");
+      },
+    ];
+    for (const step of steps) {
+      step();
+      expect([...lru.keys()]).toEqual(reference);
+    }
+  });
+
   it("bounds the sum of sizeOf, evicting as many entries as needed, oldest first", () => {
     const evicted: Array<[string, string]> = [];
     const lru = new LruMap<string, string>({

@@ -78,21 +78,28 @@ export function expandModifiers(
   clock: Clock,
 ): Modifiers {
   const modifiers = expandPreset(parseTokens(tokens, options.presets), options.presets);
-  if (modifiers.exp !== undefined && modifiers.exp * 1000 <= clock.now().getTime()) {
-    throw new ImagePipelineError(ErrorCodes.FORBIDDEN, "The variant URL has expired.");
-  }
+  checkExpiry(modifiers, clock);
   return modifiers;
 }
 
-/** The resolver of variant URLs, remembering verified signatures (bounded). */
+/** 403 once the URL's `exp_` has passed. */
+function checkExpiry(modifiers: Modifiers, clock: Clock): void {
+  if (modifiers.exp !== undefined && modifiers.exp * 1000 <= clock.now().getTime()) {
+    throw new ImagePipelineError(ErrorCodes.FORBIDDEN, "The variant URL has expired.");
+  }
+}
+
+/** The resolver of variant URLs, remembering the URLs it resolved (bounded). */
 export function createVariantUrlResolver(
   signer: VariantSigner | undefined,
   options: ResolvedDeliveryOptions,
   clock: Clock,
 ): (request: VariantRequest) => Promise<ResolvedVariantUrl> {
-  // Hits repeat the same URLs: Web Crypto's per-call overhead (HMAC, SHA-256) was 15 % of a hit's
-  // CPU in bench/delivery.mjs, so verified signatures are remembered.
-  const verified = boundedMemo<true>(10_000);
+  // Hits repeat the same URLs: Web Crypto's per-call overhead (HMAC) was 15 % of a hit's CPU in
+  // bench/delivery.mjs, and parsing and canonicalising the URL again as much, so a URL that passed
+  // is remembered whole (its expiry is checked on every use). Only passes are kept: a forged or
+  // malformed URL costs its checks each time and takes no room.
+  const resolved = boundedMemo<ResolvedVariantUrl>(10_000);
   const verify = async (signature: string, tokens: string[], signedPath: string) => {
     if (signature === "_") {
       const onlyPreset = tokens.length === 1 && tokenKey(tokens[0]!) === "p";
@@ -102,18 +109,23 @@ export function createVariantUrlResolver(
           "Unsigned variant URLs may only name a preset (p_{name}); sign the URL.",
         );
       }
-    } else if (verified.get(`${signature}${signedPath}`) === undefined) {
-      if (signer === undefined || !(await signer.verify(signedPath, signature))) {
-        throw new ImagePipelineError(ErrorCodes.FORBIDDEN, "The variant URL's signature is not valid.");
-      }
-      verified.set(`${signature}${signedPath}`, true);
+    } else if (signer === undefined || !(await signer.verify(signedPath, signature))) {
+      throw new ImagePipelineError(ErrorCodes.FORBIDDEN, "The variant URL's signature is not valid.");
     }
   };
   return async (request) => {
+    const memoKey = `${request.signature}/${request.imageId}/${request.file}`;
+    const known = resolved.get(memoKey);
+    if (known !== undefined) {
+      checkExpiry(known.modifiers, clock);
+      return known;
+    }
     const imageId = parseAll([[imagePathSchema, { image_id: request.imageId }]] as const)[0].image_id;
     const { ext, tokens, file } = canonicalFile(request);
     // The signature first: a forged URL costs an HMAC, never a decode.
     await verify(request.signature, tokens, `/${imageId}/${file}`);
-    return { imageId, file, ext, tokens, modifiers: expandModifiers(tokens, options, clock) };
+    const url = { imageId, file, ext, tokens, modifiers: expandModifiers(tokens, options, clock) };
+    resolved.set(memoKey, url);
+    return url;
   };
 }
