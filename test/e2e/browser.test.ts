@@ -1,19 +1,17 @@
 /**
- * The playground (`/`) and the API reference (`/docs`) in a real headless Chromium: Debian's
- * `chromium` package (`.ci/run` installs it when missing), driven by playwright-core over CDP. No
- * browser is downloaded. Every request each page makes is recorded and must stay on loopback.
+ * The playground (`/`) and the API reference (`/docs`) in a real headless Chromium (Debian's
+ * `chromium`, see `@pixport/testing/chromium`). Every request each page makes is recorded and must
+ * stay on loopback.
  */
-import { existsSync } from "node:fs";
 import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { PixportServer } from "@pixport/server";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { expectLoopbackOnly, launchChromium, recordRequests } from "@pixport/testing/chromium";
+import type { Browser } from "playwright-core";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decode, isClose, newKey, pixel, removeDir, startServer, tempDataDir } from "./harness.js";
-
-const CHROMIUM = process.env.PIXPORT_CHROMIUM ?? "/usr/bin/chromium";
 
 let browser: Browser;
 let server: PixportServer;
@@ -22,23 +20,7 @@ let key: string;
 let artifacts: string;
 
 beforeAll(async () => {
-  // Not a skip: CI installs the browser, and a missing one must fail loudly.
-  expect(existsSync(CHROMIUM), `no Chromium at ${CHROMIUM}: apt-get install -y chromium`).toBe(true);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    // Root in CI needs --no-sandbox; the rest keeps Chromium from calling Google's services,
-    // which this machine's closed network refuses (and the request log below would catch).
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  browser = await launchChromium();
   dataDir = await tempDataDir();
   server = await startServer(dataDir);
   key = await newKey(server, "live", "browser");
@@ -50,22 +32,6 @@ afterAll(async () => {
   await server?.close();
   await removeDir(dataDir);
 });
-
-/** Records every URL a page requests. */
-function recordRequests(page: Page): string[] {
-  const urls: string[] = [];
-  page.on("request", (request) => urls.push(request.url()));
-  return urls;
-}
-
-function expectLoopbackOnly(urls: string[]): void {
-  expect(urls.length).toBeGreaterThan(0);
-  const outside = urls.filter((url) => {
-    if (url.startsWith("blob:") || url.startsWith("data:")) return false;
-    return new URL(url).hostname !== "127.0.0.1";
-  });
-  expect(outside).toEqual([]);
-}
 
 /** A photo-like PNG: a colour gradient, so the page and the screenshot have something to show. */
 async function sample(): Promise<Buffer> {
