@@ -12,6 +12,7 @@ const SECRET = "origin-delivery-secret-0123456789";
 const RED: [number, number, number] = [255, 0, 0];
 const BLUE: [number, number, number] = [0, 0, 255];
 const GREEN: [number, number, number] = [0, 255, 0];
+const HINTS = "Sec-CH-Width, Width, Sec-CH-DPR, DPR";
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let origin: Awaited<ReturnType<typeof startLoopbackOrigin>>;
@@ -160,6 +161,38 @@ describe("origin-image delivery over real sockets", () => {
     const icon = await get(await url("assets", "icons/blue.png", ["w_10"]));
     expect(icon.status).toBe(200);
     expect(isClose(mean(await decode(icon.bytes)), BLUE)).toBe(true);
+  });
+
+  it("takes w_auto's width from client hints, advertising them and varying by them", async () => {
+    origin.put("/hints/e.png", await halves(400, 100, RED, BLUE));
+    const target = await url("cms", "hints/e.png", ["w_auto:100"]);
+    const cases: [Record<string, string>, number][] = [
+      [{}, 100],
+      [{ "sec-ch-width": "150" }, 200],
+      [{ width: "230" }, 300],
+      [{ "sec-ch-dpr": "2" }, 200],
+      [{ "sec-ch-width": "5000" }, 400],
+    ];
+    for (const [headers, width] of cases) {
+      const answer = await get(target, headers);
+      expect(answer.status, JSON.stringify(answer.json)).toBe(200);
+      expect((await decode(answer.bytes)).width, JSON.stringify(headers)).toBe(width);
+      expect(answer.headers.get("vary")).toBe(HINTS);
+      expect(answer.headers.get("accept-ch")).toBe(HINTS);
+    }
+    const sameStep = await get(target, { "sec-ch-width": "199" });
+    expect(sameStep.headers.get("x-cache")).toBe("HIT");
+    const auto = await get(await url("cms", "hints/e.png", ["w_auto:100"], "auto"), {
+      accept: "image/webp",
+      "sec-ch-width": "300",
+    });
+    expect(auto.headers.get("vary")).toBe(`Accept, ${HINTS}`);
+    expect((await decode(auto.bytes)).width).toBe(300);
+    const fixed = await get(await url("cms", "hints/e.png", ["w_100"]), { "sec-ch-width": "300" });
+    expect((await decode(fixed.bytes)).width).toBe(100);
+    expect(fixed.headers.get("vary")).toBeNull();
+    expect(fixed.headers.get("accept-ch")).toBe(HINTS);
+    expect(origin.counts.full.get("/hints/e.png")).toBe(1);
   });
 
   it("checks signatures, and the allow-list of an unsigned origin", async () => {

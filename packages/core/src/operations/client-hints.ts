@@ -34,11 +34,11 @@ function hintNumber(value: string | undefined, min: number, max: number): number
  * up to a multiple of {@link HINTED_WIDTH_STEP} and capped at the source's width (at 10,000 with
  * `enlarge_1`). Unchanged without `w_auto`.
  */
-export function applyClientHints(
-  url: ResolvedVariantUrl,
+export function applyClientHints<Url extends Pick<ResolvedVariantUrl, "modifiers" | "hintedWidth">>(
+  url: Url,
   hints: ClientHints | undefined,
   source: Pick<ImageRecord, "width">,
-): ResolvedVariantUrl {
+): Url & Pick<ResolvedVariantUrl, "hintedWidth"> {
   const { autoWidth, ...modifiers } = url.modifiers;
   if (autoWidth === undefined) return url;
   if (modifiers.h !== undefined) {

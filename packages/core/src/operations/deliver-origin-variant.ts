@@ -4,6 +4,7 @@ import type { WorkGate } from "../policies/work-gate.js";
 import type { OriginSource } from "../ports/origin-source.js";
 import type { CachedVariant, VariantCache, VariantSigner } from "../ports/variant-cache.js";
 import { BLACK } from "../transforms/color.js";
+import { applyClientHints, CLIENT_HINT_HEADERS, type ClientHints } from "./client-hints.js";
 import { runCodec } from "./codec-runner.js";
 import type { PipelineContext } from "./context.js";
 import { createEtags, createSingleFlight, encodeSmallest } from "./deliver-variant.js";
@@ -37,6 +38,8 @@ export interface OriginVariantRequest {
   path: string;
   /** The request's `Accept` header (for `auto`). */
   accept?: string | undefined;
+  /** The request's client hints (for `w_auto`). */
+  hints?: ClientHints | undefined;
   signal?: AbortSignal | undefined;
 }
 
@@ -196,13 +199,12 @@ export function createOriginDelivery(
     const account = origin.settings.account;
     const source = sourceOf(original, account);
     const file = `${request.modifiers}.${path.ext}`;
-    const plan = planVariant(
-      context,
-      options,
+    const url = applyClientHints(
       { modifiers, ext: path.ext as Extension, tokens, file },
+      request.hints,
       source,
-      request.accept,
     );
+    const plan = planVariant(context, options, url, source, request.accept);
     const pathKey = (await sha256Hex(`${request.origin}\n${path.raw}`)).slice(0, 40);
     const key = `${(await sha256Hex(`${plan.identity}|src=${original.version}`)).slice(0, 40)}.${plan.keyExtension}`;
     const { variant, state } = await cachedOrComputed(`o/${request.origin}/${pathKey}`, account, key, () =>
@@ -218,7 +220,7 @@ export function createOriginDelivery(
       etag: await etagOf(variant.data),
       cacheControl: maxAge,
       varyAccept: plan.auto,
-      vary: plan.auto ? ["Accept"] : [],
+      vary: [...(plan.auto ? ["Accept"] : []), ...(url.hintedWidth === undefined ? [] : CLIENT_HINT_HEADERS)],
       cache: state,
     };
   }

@@ -78,6 +78,7 @@ export const originVariantRoute: OwnRoute = {
       modifiers: context.params.modifiers ?? "",
       path: context.params.path ?? "",
       accept: acceptOf(context),
+      hints: hintsOf(context),
       signal: context.request.signal,
     });
     return variantAnswer(context, variant);
