@@ -16,7 +16,7 @@ let server: Server | undefined;
 describeHttpBindingConformance({
   name: "express (socket, under /api)",
   setup: async () => {
-    const { pipeline, createKey, publicStorageBaseUrl } = createHttpBindingPipeline({
+    const { pipeline, createKey, publicStorageBaseUrl, origin } = createHttpBindingPipeline({
       codec: createSharpCodec(),
     });
     const app = express();
@@ -27,7 +27,7 @@ describeHttpBindingConformance({
     server = app.listen(0, "127.0.0.1");
     await once(server, "listening");
     const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`;
-    return { send: createFetchDriver(baseUrl), baseUrl, createKey, publicStorageBaseUrl };
+    return { send: createFetchDriver(baseUrl), baseUrl, createKey, publicStorageBaseUrl, origin };
   },
   teardown: async () => {
     server?.close();

@@ -40,7 +40,7 @@ let injected: FastifyInstance | undefined;
 describeHttpBindingConformance({
   name: "fastify (inject, under /api)",
   setup: async () => {
-    const { app, createKey, publicStorageBaseUrl } = await createApp();
+    const { app, createKey, publicStorageBaseUrl, origin } = await createApp();
     injected = app;
     await app.ready();
     // light-my-request's default Host is localhost:80.
@@ -49,6 +49,7 @@ describeHttpBindingConformance({
       baseUrl: "http://localhost:80/api",
       createKey,
       publicStorageBaseUrl,
+      origin,
     };
   },
   teardown: async () => {
@@ -80,11 +81,11 @@ let listening: FastifyInstance | undefined;
 describeHttpBindingConformance({
   name: "fastify (socket, under /api)",
   setup: async () => {
-    const { app, createKey, publicStorageBaseUrl } = await createApp();
+    const { app, createKey, publicStorageBaseUrl, origin } = await createApp();
     listening = app;
     const address = await app.listen({ port: 0, host: "127.0.0.1" });
     const baseUrl = `${address}/api`;
-    return { send: createFetchDriver(baseUrl), baseUrl, createKey, publicStorageBaseUrl };
+    return { send: createFetchDriver(baseUrl), baseUrl, createKey, publicStorageBaseUrl, origin };
   },
   teardown: async () => {
     await listening?.close();

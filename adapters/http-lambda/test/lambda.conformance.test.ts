@@ -14,13 +14,13 @@ for (const kind of Object.keys(EVENT_SOURCES) as EventKind[]) {
   describeHttpBindingConformance({
     name: `lambda (${kind} events)`,
     setup: async () => {
-      const { pipeline, createKey, publicStorageBaseUrl } = createHttpBindingPipeline({
+      const { pipeline, createKey, publicStorageBaseUrl, origin } = createHttpBindingPipeline({
         codec: createSharpCodec(),
       });
       const handler = createLambdaHandler(createHttpHandler(pipeline), { basePath: source.basePath });
       const send = async (request: HttpBindingRequest) =>
         readResult(kind, await handler(synthesizeEvent(kind, request)));
-      return { send, baseUrl: source.baseUrl, createKey, publicStorageBaseUrl };
+      return { send, baseUrl: source.baseUrl, createKey, publicStorageBaseUrl, origin };
     },
     extraTests: (context) => {
       it("decodes percent-encoded query values the way its source delivers them", async () => {

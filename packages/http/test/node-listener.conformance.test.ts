@@ -16,14 +16,14 @@ let server: Server | undefined;
 describeHttpBindingConformance({
   name: "node:http (createNodeListener, socket)",
   setup: async () => {
-    const { pipeline, createKey, publicStorageBaseUrl } = createHttpBindingPipeline({
+    const { pipeline, createKey, publicStorageBaseUrl, origin } = createHttpBindingPipeline({
       codec: createSharpCodec(),
     });
     server = createServer(createNodeListener(createHttpHandler(pipeline)));
     server.listen(0, "127.0.0.1");
     await once(server, "listening");
     const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    return { send: createFetchDriver(baseUrl), baseUrl, createKey, publicStorageBaseUrl };
+    return { send: createFetchDriver(baseUrl), baseUrl, createKey, publicStorageBaseUrl, origin };
   },
   teardown: async () => {
     server?.close();

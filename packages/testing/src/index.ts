@@ -17,6 +17,7 @@ export {
   describeClassifierConformance,
 } from "./conformance/classifier.js";
 export {
+  type BindingOrigin,
   createFetchDriver,
   createHttpBindingPipeline,
   describeHttpBindingConformance,
@@ -195,6 +196,7 @@ export {
   truncate,
 } from "./fixtures/images.js";
 export { type CorpusPhoto, photoCorpus, photoCorpusDir } from "./fixtures/photos.js";
+export { createMemoryOriginSource, type MemoryOriginSource } from "./memory-origin-source.js";
 export {
   type ConnectionSpy,
   createTestCertificates,

@@ -7,10 +7,12 @@ import {
 } from "@pixport/core";
 import { FILE_EXTENSIONS } from "@pixport/core/adapter-kit";
 import {
+  createMemoryOriginSource,
   describeBlobStoreConformance,
   describeImagePublisherConformance,
   describeImageRepositoryConformance,
   describeKeyStoreConformance,
+  describeOriginSourceConformance,
   describeVariantCacheConformance,
 } from "../src/index.js";
 
@@ -47,4 +49,13 @@ describeVariantCacheConformance({
     return cache;
   },
   peer: async (cache) => createBlobVariantCache(variantStores.get(cache)!, { maxBytes: 1024 * 1024 }),
+});
+
+// The memory origin of the binding suite keeps the port's rules too.
+describeOriginSourceConformance({
+  name: "memory",
+  create: async () => {
+    const source = createMemoryOriginSource();
+    return { source, put: async (path, data) => source.put(path, data), close: async () => undefined };
+  },
 });

@@ -16,9 +16,11 @@ import {
 } from "@pixport/core";
 import { createVariantSigner } from "@pixport/url-signer";
 import { describe } from "vitest";
+import { createMemoryOriginSource } from "../memory-origin-source.js";
 import { createHttpSuite } from "./http-binding-client.js";
 import { describeRequestErrors } from "./http-binding-errors.js";
 import { describeAuthentication, describeUpload } from "./http-binding-images.js";
+import { describeOriginDelivery } from "./http-binding-origins.js";
 import { describePublishing, describeReadAndDelete } from "./http-binding-resources.js";
 
 /** A request as a client sends it, below the binding's mount point. */
@@ -52,12 +54,24 @@ export interface HttpBindingTestContext {
   createKey(kind: KeyKind, accountId: string): Promise<string>;
   /** The publisher's base URL: published images live at `{publicStorageBaseUrl}/images/{id}.{ext}`. */
   publicStorageBaseUrl: string;
+  /** The origin the suite's origin-image variants come from (`/v/{signature}/o/{name}/...`). */
+  origin: BindingOrigin;
   /**
    * Fetches a published URL without a key. Only deployments that serve their public copies (the
    * prebuilt server) provide it; a binding alone does not serve them (a CDN or the host app does),
    * so without it the suite checks the URLs but not what is served under them.
    */
   fetchPublic?: (url: string, headers?: Record<string, string>) => Promise<HttpBindingResponse>;
+}
+
+/** An origin of origin-image delivery mounted with the binding, and how to put an image on it. */
+export interface BindingOrigin {
+  /** Its name in `delivery.origins`. */
+  name: string;
+  /** The delivery signing secret its URLs are signed with. */
+  secret: string;
+  /** Stores `data` at `path` (`/`-separated, unencoded segments) on the origin. */
+  put(path: string, data: Uint8Array): Promise<void>;
 }
 
 /** Options of {@link describeHttpBindingConformance}. */
@@ -78,6 +92,8 @@ export const BINDING_DELIVERY_SECRET = "binding-conformance-delivery-secret";
 /** A pipeline on the in-memory reference adapters, for binding tests. */
 export interface HttpBindingPipeline {
   pipeline: ImagePipeline;
+  /** An in-memory origin named `binding`, signed with {@link BINDING_DELIVERY_SECRET}. */
+  origin: BindingOrigin;
   createKey(kind: KeyKind, accountId: string): Promise<string>;
   publicStorageBaseUrl: string;
 }
@@ -95,6 +111,7 @@ export function createHttpBindingPipeline(options: {
 }): HttpBindingPipeline {
   const publicStorageBaseUrl = options.publicStorageBaseUrl ?? "https://cdn.test";
   const blobStore = createMemoryBlobStore();
+  const originSource = createMemoryOriginSource();
   const keys = createMemoryKeyStore();
   const accounts = createMemoryAccountStore();
   const pipeline = createImagePipeline(
@@ -111,6 +128,7 @@ export function createHttpBindingPipeline(options: {
       }),
       // Variant delivery with a fixed secret, so the suite can build and check variant URLs.
       variantSigner: createVariantSigner([BINDING_DELIVERY_SECRET]),
+      origins: { binding: originSource },
       ...options.deps,
     },
     {
@@ -124,6 +142,11 @@ export function createHttpBindingPipeline(options: {
   return {
     pipeline,
     publicStorageBaseUrl,
+    origin: {
+      name: "binding",
+      secret: BINDING_DELIVERY_SECRET,
+      put: async (path, data) => originSource.put(path, data),
+    },
     async createKey(kind, accountId) {
       if (kind === "live") await accounts.setUpgraded(accountId, true);
       const key = generateApiKey(kind);
@@ -189,6 +212,7 @@ export function describeHttpBindingConformance(options: HttpBindingConformanceOp
     describeAuthentication(suite);
     describeReadAndDelete(suite);
     describePublishing(suite);
+    describeOriginDelivery(suite);
     describeRequestErrors(suite);
     options.extraTests?.(suite.current);
   });
