@@ -51,8 +51,6 @@ const EXEMPTIONS: Readonly<Record<string, string>> = {
     "parsing and delivery in one closure; split pending",
   "packages/core/src/operations/origin-originals.ts#createOriginals":
     "fetching and caching originals in one closure; split pending",
-  "packages/core/src/pipeline.ts#createImagePipeline":
-    "assembles every operation in one function; split pending",
   "packages/core/src/policies/memory-budget.ts#createMemoryBudget":
     "accounting and the wait queue in one closure; split pending",
   "packages/http/src/handler.ts": "handler, admission and responses in one file; split pending",

@@ -1,13 +1,11 @@
-import { ErrorCodes, ImagePipelineError, isImagePipelineError } from "./errors.js";
 import { CONTRACT_FORMATS } from "./image.js";
-import { createJobRunner } from "./job-runner.js";
+import { createJobRunner, type JobRunner } from "./job-runner.js";
 import type { Limits } from "./limits.js";
 import { authenticate } from "./operations/authenticate.js";
 import type { Caller, PipelineContext } from "./operations/context.js";
-import { createOriginDelivery, type OriginVariantRequest } from "./operations/deliver-origin-variant.js";
+import type { OriginVariantRequest } from "./operations/deliver-origin-variant.js";
 import {
   createBlobVariantCache,
-  createVariantDelivery,
   type DeliveredVariant,
   type VariantRequest,
 } from "./operations/deliver-variant.js";
@@ -25,6 +23,7 @@ import {
   runnerOf,
 } from "./operations/table.js";
 import { parseOptions } from "./options.js";
+import { createDeliveries, variantsPeriod } from "./pipeline-delivery.js";
 import {
   type ImagePipelineDeps,
   type ImagePipelineOptions,
@@ -33,16 +32,16 @@ import {
 } from "./pipeline-options.js";
 import { admitRequest, quotaPeriod } from "./policies/limits-policy.js";
 import { createModelCircuitBreaker, guardModelPorts } from "./policies/model-circuit.js";
-import { createWorkGate, type WorkGate, type WorkGateStats } from "./policies/work-gate.js";
+import { createWorkGate, type WorkGateStats } from "./policies/work-gate.js";
 import type { ModelPorts } from "./ports/models.js";
 import type { RateLimitDecision } from "./ports/rate-limiter.js";
-import type { VariantCache, VariantSigner } from "./ports/variant-cache.js";
 
 export {
   type ImagePipelineDeps,
   type ImagePipelineOptions,
   imagePipelineOptionsSchema,
 } from "./pipeline-options.js";
+export { variantsPeriod };
 
 /** An account's usage of one month: what {@link ImagePipeline.usage} answers. */
 export interface AccountUsage {
@@ -155,12 +154,7 @@ export function createImagePipeline(
 ): ImagePipeline {
   const settings = parseOptions(imagePipelineOptionsSchema, options, "pipeline");
   const context = resolvePipelineContext(deps, settings);
-  const missing = CONTRACT_FORMATS.filter(
-    (format) => !context.codec.capabilities.outputFormats.includes(format),
-  );
-  if (missing.length > 0) {
-    context.logger.warn?.(`codec ${context.codec.name} cannot encode: ${missing.join(", ")}`);
-  }
+  warnUnencodableFormats(context);
   const breaker =
     settings.modelCircuit === false
       ? undefined
@@ -174,24 +168,7 @@ export function createImagePipeline(
   const runner = createJobRunner(context.policy, gate);
   const facts = createFactsScheduler(context, () => runner.busy());
   if (settings.backgroundFacts) context.afterCreate = (record) => facts.schedule(record);
-  const delivery = deliveryOf(context, deps.variantSigner, variantCache, gate, settings.delivery);
-  const originDelivery = createOriginDelivery(
-    context,
-    {
-      sources: deps.origins ?? {},
-      signer: deps.variantSigner,
-      cache: variantCache,
-      originals:
-        deps.originalCache ??
-        createBlobVariantCache(deps.blobStore, {
-          maxBytes: settings.originalCacheBytes,
-          prefix: "originals",
-        }),
-      gate,
-      reserveMiss: (accountId) => reserveVariant(context, accountId),
-    },
-    settings.delivery,
-  );
+  const { delivery, originDelivery } = createDeliveries(context, deps, settings, variantCache, gate);
   const env: OperationEnv = {
     context,
     models,
@@ -199,33 +176,11 @@ export function createImagePipeline(
     delivery,
     originDelivery,
   };
-  const operations = Object.fromEntries(
-    OPERATION_IDS.filter((id) => id !== "deliverVariant" && id !== "deliverOriginVariant").map((id) => {
-      const row = OPERATIONS_TABLE[id] as OperationRow<unknown, unknown, unknown>;
-      // Validation runs inside the runner, as the operation's first step: a request refused by
-      // the gate or the quota is refused before its body is looked at, as it always was.
-      return [id, runner.wrap(row, (caller, input) => row.run(env, caller, row.parse(input, context)))];
-    }),
-  ) as OperationMethods;
 
   const pipeline: ImagePipeline = {
-    ...operations,
+    ...tableMethods(runner, env),
     limits: context.limits,
-    usage: async (accountId, at = context.clock.now()) => {
-      const { quota, accounts, policies } = context.policy;
-      const period = quotaPeriod(at);
-      const [images, variants, account] = await Promise.all([
-        quota.usage(accountId, period),
-        quota.usage(accountId, variantsPeriod(at)),
-        accounts.get(accountId),
-      ]);
-      return {
-        period,
-        images,
-        limit: account?.upgraded === true ? null : policies.trialImagesPerMonth,
-        variants,
-      };
-    },
+    usage: (accountId, at = context.clock.now()) => accountUsage(context, accountId, at),
     memory: () => context.memory?.stats() ?? null,
     authenticate: (apiKey) => authenticate(context, apiKey),
     admit: async (caller, operationId) => {
@@ -255,60 +210,43 @@ export function createImagePipeline(
   return pipeline;
 }
 
-/**
- * Variant delivery over the pipeline's cache. Variants are delivery, not processed images: never
- * billed, but each computed one (a cache miss) is counted per account in its own counter
- * (`variantsPeriod`), shown by `accounts show`.
- */
-function deliveryOf(
-  context: PipelineContext,
-  signer: VariantSigner | undefined,
-  cache: VariantCache,
-  gate: WorkGate | undefined,
-  options: Parameters<typeof createVariantDelivery>[2],
-) {
-  return createVariantDelivery(
-    context,
-    {
-      signer,
-      cache,
-      gate,
-      reserveMiss: (accountId) => reserveVariant(context, accountId),
-    },
-    options,
+/** A codec that cannot write every format of the contract works, but says which it lacks. */
+function warnUnencodableFormats(context: PipelineContext): void {
+  const missing = CONTRACT_FORMATS.filter(
+    (format) => !context.codec.capabilities.outputFormats.includes(format),
   );
+  if (missing.length > 0) {
+    context.logger.warn?.(`codec ${context.codec.name} cannot encode: ${missing.join(", ")}`);
+  }
 }
 
-/**
- * Counts one computed variant of `accountId`'s images in the month: trial accounts up to
- * `policies.trialVariantsPerMonth` (past it, `QUOTA_EXCEEDED`), upgraded accounts without a cap. A
- * counter store that is down never blocks delivery: the variant is made uncounted (logged).
- */
-async function reserveVariant(context: PipelineContext, accountId: string): Promise<() => Promise<void>> {
+/** Every operation of the table (deliveries aside) as a method run by the job runner. */
+function tableMethods(runner: JobRunner, env: OperationEnv): OperationMethods {
+  return Object.fromEntries(
+    OPERATION_IDS.filter((id) => id !== "deliverVariant" && id !== "deliverOriginVariant").map((id) => {
+      const row = OPERATIONS_TABLE[id] as OperationRow<unknown, unknown, unknown>;
+      // Validation runs inside the runner, as the operation's first step: a request refused by
+      // the gate or the quota is refused before its body is looked at, as it always was.
+      return [id, runner.wrap(row, (caller, input) => row.run(env, caller, row.parse(input, env.context)))];
+    }),
+  ) as OperationMethods;
+}
+
+/** {@link ImagePipeline.usage}: the account's billed images and computed variants in the month of `at`. */
+async function accountUsage(context: PipelineContext, accountId: string, at: Date): Promise<AccountUsage> {
   const { quota, accounts, policies } = context.policy;
-  const period = variantsPeriod(context.clock.now());
-  const uncounted = async () => undefined;
-  try {
-    const account = await accounts.get(accountId);
-    const limit = account?.upgraded === true ? Number.MAX_SAFE_INTEGER : policies.trialVariantsPerMonth;
-    const reservation = await quota.reserve({ accountId, period, units: 1, limit });
-    if (!reservation.granted) {
-      throw new ImagePipelineError(
-        ErrorCodes.QUOTA_EXCEEDED,
-        `The monthly allowance of ${limit} computed variants of this trial account's images is used up (${reservation.used} in ${period.slice(0, 7)}); variants already made are still served. Upgrade the account to continue.`,
-      );
-    }
-  } catch (error) {
-    if (isImagePipelineError(error) && error.code === ErrorCodes.QUOTA_EXCEEDED) throw error;
-    context.logger.warn?.("could not count a variant", { accountId, error: String(error) });
-    return uncounted;
-  }
-  return () =>
-    quota
-      .release({ accountId, period, units: 1 })
-      .catch((error: unknown) =>
-        context.logger.warn?.("could not give a variant's count back", { accountId, error: String(error) }),
-      );
+  const period = quotaPeriod(at);
+  const [images, variants, account] = await Promise.all([
+    quota.usage(accountId, period),
+    quota.usage(accountId, variantsPeriod(at)),
+    accounts.get(accountId),
+  ]);
+  return {
+    period,
+    images,
+    limit: account?.upgraded === true ? null : policies.trialImagesPerMonth,
+    variants,
+  };
 }
 
 const CONTEXTS = new WeakMap<ImagePipeline, PipelineContext>();
@@ -321,9 +259,4 @@ export function pipelineContext(pipeline: ImagePipeline): PipelineContext {
   const context = CONTEXTS.get(pipeline);
   if (context === undefined) throw new Error("not a pipeline made by createImagePipeline");
   return context;
-}
-
-/** The counter of an account's computed variants in the month of `now` (e.g. `2026-11/variants`). */
-export function variantsPeriod(now: Date): string {
-  return `${quotaPeriod(now)}/variants`;
 }
