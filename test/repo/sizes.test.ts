@@ -53,7 +53,6 @@ const EXEMPTIONS: Readonly<Record<string, string>> = {
     "fetching and caching originals in one closure; split pending",
   "packages/core/src/policies/memory-budget.ts#createMemoryBudget":
     "accounting and the wait queue in one closure; split pending",
-  "packages/http/src/handler.ts": "handler, admission and responses in one file; split pending",
   "packages/playground/app/main.ts": "every view of the browser app in one file; split pending",
   "packages/playground/src/index.ts#createPlaygroundSite": "every site route in one closure; split pending",
   "packages/testing/src/fixtures/document-suite.ts": "test fixture (page data); split pending",
