@@ -1,11 +1,20 @@
-import type { ImagePage, ImageRecord, ImageRepository, ListImagesQuery } from "@pixport/core";
+import type {
+  ExpiredImagesQuery,
+  ImagePage,
+  ImageRecord,
+  ImageRecordPatch,
+  ImageRepository,
+  ListImagesQuery,
+} from "@pixport/core";
 import { definedFields } from "@pixport/core/adapter-kit";
+import type { Redis } from "ioredis";
 import {
   createCaller,
   defineScript,
   parseRedisOptions,
   type RedisAdapterOptions,
   redisAdapterOptionsSchema,
+  type ScriptCall,
   script,
 } from "./client.js";
 
@@ -75,118 +84,136 @@ function timePart(ms: number): string {
  */
 export function createRedisImageRepository(input: RedisAdapterOptions): ImageRepository {
   const options = parseRedisOptions(redisAdapterOptionsSchema, input, "createRedisImageRepository");
-  const prefix = `${options.prefix}{images}:`;
   const { client } = options;
   const call = createCaller(options);
   defineScript(client, "pixportInsertImage", 3, INSERT_IMAGE);
   defineScript(client, "pixportReplaceImage", 1, REPLACE_IMAGE);
   defineScript(client, "pixportDeleteImage", 3, DELETE_IMAGE);
-  const insertImage = script(client, "pixportInsertImage");
-  const replaceImage = script(client, "pixportReplaceImage");
-  const deleteImage = script(client, "pixportDeleteImage");
-  const recordKey = (id: string) => `${prefix}image:${id}`;
-  const ownerKey = (record: Pick<ImageRecord, "stage" | "accountId">) =>
-    `${prefix}owner:${record.stage}:${record.accountId}`;
-  const stageKey = (stage: string) => `${prefix}stage:${stage}`;
-  const idOf = (member: string) => member.slice(member.indexOf(":") + 1);
-
-  async function records(ids: string[]): Promise<ImageRecord[]> {
-    if (ids.length === 0) return [];
-    const values = await client.mget(ids.map(recordKey));
-    // A record deleted between the index read and this read is simply left out.
-    return values.filter((value): value is string => value !== null).map((value) => JSON.parse(value));
-  }
-
-  return {
-    insert(record) {
-      return call("image insert", async () => {
-        const inserted = await insertImage(
-          recordKey(record.id),
-          ownerKey(record),
-          stageKey(record.stage),
-          JSON.stringify(record),
-          imageSortMember(record),
-        );
-        if (inserted !== 1) throw new TypeError(`An image with id ${record.id} already exists.`);
-      });
-    },
-    get(id) {
-      return call("image look-up", async () => {
-        const value = await client.get(recordKey(id));
-        return value === null ? null : (JSON.parse(value) as ImageRecord);
-      });
-    },
-    update(id, patch) {
-      return call("image update", async () => {
-        for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt += 1) {
-          const current = await client.get(recordKey(id));
-          if (current === null) return null;
-          const updated: ImageRecord = { ...(JSON.parse(current) as ImageRecord), ...definedFields(patch) };
-          const result = await replaceImage(recordKey(id), current, JSON.stringify(updated));
-          if (result === -1) return null;
-          if (result === 1) return updated;
-        }
-        throw new Error(`Image ${id} kept changing during ${MAX_CAS_ATTEMPTS} update attempts.`);
-      });
-    },
-    delete(id) {
-      return call("image delete", async () => {
-        for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt += 1) {
-          const current = await client.get(recordKey(id));
-          if (current === null) return false;
-          const record = JSON.parse(current) as ImageRecord;
-          const result = await deleteImage(
-            recordKey(id),
-            ownerKey(record),
-            stageKey(record.stage),
-            current,
-            imageSortMember(record),
-          );
-          if (result === -1) return false;
-          if (result === 1) return true;
-        }
-        throw new Error(`Image ${id} kept changing during ${MAX_CAS_ATTEMPTS} delete attempts.`);
-      });
-    },
-    list(query: ListImagesQuery) {
-      return call("image list", async (): Promise<ImagePage | null> => {
-        const owner = ownerKey(query);
-        let start = "+";
-        let before: string[] = [];
-        if (query.from !== undefined) {
-          const value = await client.get(recordKey(query.from));
-          if (value === null) return null;
-          const cursor = JSON.parse(value) as ImageRecord;
-          if (cursor.accountId !== query.accountId || cursor.stage !== query.stage) return null;
-          const member = imageSortMember(cursor);
-          start = `[${member}`;
-          // Up to `take` members just above the cursor (newer), ascending: the last is `previous`.
-          before = await client.zrangebylex(owner, `(${member}`, "+", "LIMIT", 0, query.take);
-        }
-        const members = await client.zrevrangebylex(owner, start, "-", "LIMIT", 0, query.take + 1);
-        const page = members.slice(0, query.take);
-        const after = members[query.take];
-        return {
-          items: await records(page.map(idOf)),
-          next: after === undefined ? null : idOf(after),
-          previous: before.length === 0 ? null : idOf(before[before.length - 1]!),
-        };
-      });
-    },
-    listCreatedBefore(query) {
-      return call("image retention scan", async () => {
-        const cutoff = Date.parse(query.createdBefore);
-        // Members of instant `cutoff` are `{cutoff}:{id}`, which sort after `{cutoff}`: excluded.
-        const members = await client.zrangebylex(
-          stageKey(query.stage),
-          "-",
-          `(${timePart(cutoff)}`,
-          "LIMIT",
-          0,
-          query.limit,
-        );
-        return records(members.map(idOf));
-      });
-    },
+  const state: RepositoryState = {
+    client,
+    prefix: `${options.prefix}{images}:`,
+    insertImage: script(client, "pixportInsertImage"),
+    replaceImage: script(client, "pixportReplaceImage"),
+    deleteImage: script(client, "pixportDeleteImage"),
   };
+  return {
+    insert: (record) => call("image insert", () => insertRecord(state, record)),
+    get: (id) => call("image look-up", () => getRecord(state, id)),
+    update: (id, patch) => call("image update", () => updateRecord(state, id, patch)),
+    delete: (id) => call("image delete", () => deleteRecord(state, id)),
+    list: (query) => call("image list", () => listPage(state, query)),
+    listCreatedBefore: (query) => call("image retention scan", () => listCreatedBefore(state, query)),
+  };
+}
+
+/** The client, key prefix and scripts of one repository. */
+interface RepositoryState {
+  readonly client: Redis;
+  /** `{prefix}{images}:`, the start of every key. */
+  readonly prefix: string;
+  readonly insertImage: ScriptCall;
+  readonly replaceImage: ScriptCall;
+  readonly deleteImage: ScriptCall;
+}
+
+const recordKey = (state: RepositoryState, id: string) => `${state.prefix}image:${id}`;
+const ownerKey = (state: RepositoryState, record: Pick<ImageRecord, "stage" | "accountId">) =>
+  `${state.prefix}owner:${record.stage}:${record.accountId}`;
+const stageKey = (state: RepositoryState, stage: string) => `${state.prefix}stage:${stage}`;
+const idOf = (member: string) => member.slice(member.indexOf(":") + 1);
+
+async function records(state: RepositoryState, ids: string[]): Promise<ImageRecord[]> {
+  if (ids.length === 0) return [];
+  const values = await state.client.mget(ids.map((id) => recordKey(state, id)));
+  // A record deleted between the index read and this read is simply left out.
+  return values.filter((value): value is string => value !== null).map((value) => JSON.parse(value));
+}
+
+async function insertRecord(state: RepositoryState, record: ImageRecord): Promise<void> {
+  const inserted = await state.insertImage(
+    recordKey(state, record.id),
+    ownerKey(state, record),
+    stageKey(state, record.stage),
+    JSON.stringify(record),
+    imageSortMember(record),
+  );
+  if (inserted !== 1) throw new TypeError(`An image with id ${record.id} already exists.`);
+}
+
+async function getRecord(state: RepositoryState, id: string): Promise<ImageRecord | null> {
+  const value = await state.client.get(recordKey(state, id));
+  return value === null ? null : (JSON.parse(value) as ImageRecord);
+}
+
+async function updateRecord(
+  state: RepositoryState,
+  id: string,
+  patch: ImageRecordPatch,
+): Promise<ImageRecord | null> {
+  for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt += 1) {
+    const current = await state.client.get(recordKey(state, id));
+    if (current === null) return null;
+    const updated: ImageRecord = { ...(JSON.parse(current) as ImageRecord), ...definedFields(patch) };
+    const result = await state.replaceImage(recordKey(state, id), current, JSON.stringify(updated));
+    if (result === -1) return null;
+    if (result === 1) return updated;
+  }
+  throw new Error(`Image ${id} kept changing during ${MAX_CAS_ATTEMPTS} update attempts.`);
+}
+
+async function deleteRecord(state: RepositoryState, id: string): Promise<boolean> {
+  for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt += 1) {
+    const current = await state.client.get(recordKey(state, id));
+    if (current === null) return false;
+    const record = JSON.parse(current) as ImageRecord;
+    const result = await state.deleteImage(
+      recordKey(state, id),
+      ownerKey(state, record),
+      stageKey(state, record.stage),
+      current,
+      imageSortMember(record),
+    );
+    if (result === -1) return false;
+    if (result === 1) return true;
+  }
+  throw new Error(`Image ${id} kept changing during ${MAX_CAS_ATTEMPTS} delete attempts.`);
+}
+
+async function listPage(state: RepositoryState, query: ListImagesQuery): Promise<ImagePage | null> {
+  const { client } = state;
+  const owner = ownerKey(state, query);
+  let start = "+";
+  let before: string[] = [];
+  if (query.from !== undefined) {
+    const value = await client.get(recordKey(state, query.from));
+    if (value === null) return null;
+    const cursor = JSON.parse(value) as ImageRecord;
+    if (cursor.accountId !== query.accountId || cursor.stage !== query.stage) return null;
+    const member = imageSortMember(cursor);
+    start = `[${member}`;
+    // Up to `take` members just above the cursor (newer), ascending: the last is `previous`.
+    before = await client.zrangebylex(owner, `(${member}`, "+", "LIMIT", 0, query.take);
+  }
+  const members = await client.zrevrangebylex(owner, start, "-", "LIMIT", 0, query.take + 1);
+  const page = members.slice(0, query.take);
+  const after = members[query.take];
+  return {
+    items: await records(state, page.map(idOf)),
+    next: after === undefined ? null : idOf(after),
+    previous: before.length === 0 ? null : idOf(before[before.length - 1]!),
+  };
+}
+
+async function listCreatedBefore(state: RepositoryState, query: ExpiredImagesQuery): Promise<ImageRecord[]> {
+  const cutoff = Date.parse(query.createdBefore);
+  // Members of instant `cutoff` are `{cutoff}:{id}`, which sort after `{cutoff}`: excluded.
+  const members = await state.client.zrangebylex(
+    stageKey(state, query.stage),
+    "-",
+    `(${timePart(cutoff)}`,
+    "LIMIT",
+    0,
+    query.limit,
+  );
+  return records(state, members.map(idOf));
 }
