@@ -2,7 +2,7 @@ import path from "node:path";
 import { type AccountRecord, type AccountStore, ErrorCodes, ImagePipelineError } from "@pixport/core";
 import { z } from "zod";
 import { type FsPromises, writeFileAtomic } from "./atomic-write.js";
-import { isMissing, toStorageError } from "./fs-errors.js";
+import { isMissing, withStorageErrors } from "./fs-errors.js";
 import { createKeyedLock } from "./keyed-lock.js";
 import { defaultFs, fsSchema, parseFsOptions, rootSchema } from "./options.js";
 
@@ -72,20 +72,15 @@ export function createFsAccountStore(options: FsAccountStoreOptions): AccountSto
     }
   }
 
-  const translated = <T>(action: string, task: () => Promise<T>): Promise<T> =>
-    task().catch((error: unknown) => {
-      throw toStorageError(error, action);
-    });
-
   return {
     get(accountId) {
-      return translated("reading accounts", async () => {
+      return withStorageErrors("reading accounts", async () => {
         const account = (await read()).accounts.get(accountId);
         return account === undefined ? null : { ...account };
       });
     },
     setUpgraded(accountId, upgraded) {
-      return translated("storing an account", () =>
+      return withStorageErrors("storing an account", () =>
         lock.run("accounts", async () => {
           const accounts = new Map((await read()).accounts);
           const account: AccountRecord = { id: accountId, upgraded };

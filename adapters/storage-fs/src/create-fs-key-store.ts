@@ -1,5 +1,11 @@
 import path from "node:path";
-import { type ApiKeyRecord, ErrorCodes, ImagePipelineError, type KeyStore } from "@pixport/core";
+import {
+  type ApiKeyRecord,
+  type ApiKeyRecordPatch,
+  ErrorCodes,
+  ImagePipelineError,
+  type KeyStore,
+} from "@pixport/core";
 import { definedFields } from "@pixport/core/adapter-kit";
 import { z } from "zod";
 import {
@@ -8,8 +14,8 @@ import {
   sweepTemporaryFiles,
   writeFileAtomic,
 } from "./atomic-write.js";
-import { isMissing, toStorageError } from "./fs-errors.js";
-import { createKeyedLock } from "./keyed-lock.js";
+import { isMissing, withStorageErrors } from "./fs-errors.js";
+import { createKeyedLock, type KeyedLock } from "./keyed-lock.js";
 import { defaultFs, fsSchema, parseFsOptions, rootSchema } from "./options.js";
 
 /** Options of {@link createFsKeyStore}, validated by {@link fsKeyStoreOptionsSchema}. */
@@ -77,108 +83,111 @@ interface Snapshot {
 export function createFsKeyStore(options: FsKeyStoreOptions): FsKeyStore {
   const parsed = parseFsOptions(fsKeyStoreOptionsSchema, options, "createFsKeyStore");
   const root = path.resolve(parsed.root);
-  const filePath = path.join(root, "keys.json");
-  const fs: FsPromises = parsed.fs ?? defaultFs;
-  const lock = createKeyedLock();
-  let snapshot: Snapshot | undefined;
-
-  async function read(): Promise<Snapshot> {
-    let handle: Awaited<ReturnType<FsPromises["open"]>>;
-    try {
-      handle = await fs.open(filePath, "r");
-    } catch (error) {
-      if (!isMissing(error)) throw error;
-      snapshot = { inode: null, size: 0, byHash: new Map() };
-      return snapshot;
-    }
-    try {
-      const info = await handle.stat();
-      if (snapshot !== undefined && snapshot.inode === info.ino && snapshot.size === info.size)
-        return snapshot;
-      const text = await handle.readFile("utf8");
-      let keys: ApiKeyRecord[];
-      try {
-        keys = keysFileSchema.parse(JSON.parse(text)).keys;
-      } catch (error) {
-        throw new ImagePipelineError(ErrorCodes.INTERNAL, "The key file keys.json is corrupt.", {
-          cause: error,
-        });
-      }
-      snapshot = { inode: info.ino, size: info.size, byHash: new Map(keys.map((key) => [key.hash, key])) };
-      return snapshot;
-    } finally {
-      await handle.close();
-    }
-  }
-
-  function translated<T>(action: string, task: () => Promise<T>): Promise<T> {
-    return task().catch((error: unknown) => {
-      throw toStorageError(error, action);
-    });
-  }
-
+  const state: KeyFile = {
+    root,
+    filePath: path.join(root, "keys.json"),
+    fs: parsed.fs ?? defaultFs,
+    lock: createKeyedLock(),
+    snapshot: undefined,
+  };
   return {
     root,
-
-    findByHash(hash) {
-      return translated("reading API keys", async () => {
-        const record = (await read()).byHash.get(hash);
+    findByHash: (hash) =>
+      withStorageErrors("reading API keys", async () => {
+        const record = (await readKeys(state)).byHash.get(hash);
         return record === undefined ? null : { ...record };
-      });
-    },
-
-    list() {
-      return translated("reading API keys", async () =>
-        [...(await read()).byHash.values()].map((record) => ({ ...record })),
-      );
-    },
-
-    insert(record) {
-      // A record that could not be read back would make keys.json unreadable for every caller.
-      const checked = keyRecordSchema.safeParse(record);
-      if (!checked.success) {
-        const fields = checked.error.issues.map((issue) => issue.path.join(".")).join(", ");
-        return Promise.reject(new TypeError(`Expected a valid API key record, received invalid ${fields}`));
-      }
-      const copy = checked.data;
-      return translated("storing an API key", () =>
-        lock.run("keys", async () => {
-          const current = await read();
-          if (
-            current.byHash.has(copy.hash) ||
-            [...current.byHash.values()].some((key) => key.id === copy.id)
-          ) {
-            throw new ImagePipelineError(
-              ErrorCodes.INTERNAL,
-              `A key with id ${copy.id} or the same hash already exists.`,
-            );
-          }
-          const keys = [...current.byHash.values(), copy];
-          await fs.mkdir(root, { recursive: true });
-          await writeFileAtomic(fs, filePath, `${JSON.stringify({ keys }, null, 2)}\n`);
-          // The next read re-reads the file: its identity changed with the rename.
-        }),
-      );
-    },
-
-    update(id, patch) {
-      return translated("updating an API key", () =>
-        lock.run("keys", async () => {
-          const current = await read();
-          const existing = [...current.byHash.values()].find((key) => key.id === id);
-          if (existing === undefined) return null;
-          const updated = keyRecordSchema.parse({ ...existing, ...definedFields(patch) });
-          const keys = [...current.byHash.values()].map((key) => (key.id === id ? updated : key));
-          await writeFileAtomic(fs, filePath, `${JSON.stringify({ keys }, null, 2)}\n`);
-          return { ...updated };
-        }),
-      );
-    },
-
-    sweepTemporaryFiles(sweepOptions = {}) {
-      return translated("sweeping temporary files", () =>
-        sweepTemporaryFiles(fs, root, { ...sweepOptions, recursive: false }),
-      );
-    },
+      }),
+    list: () =>
+      withStorageErrors("reading API keys", async () =>
+        [...(await readKeys(state)).byHash.values()].map((record) => ({ ...record })),
+      ),
+    insert: (record) => insertKey(state, record),
+    update: (id, patch) => withStorageErrors("updating an API key", () => updateKey(state, id, patch)),
+    sweepTemporaryFiles: (sweepOptions = {}) =>
+      withStorageErrors("sweeping temporary files", () =>
+        sweepTemporaryFiles(state.fs, root, { ...sweepOptions, recursive: false }),
+      ),
   };
+}
+
+/** The key file of one store and its cached copy. */
+interface KeyFile {
+  readonly root: string;
+  /** `<root>/keys.json`. */
+  readonly filePath: string;
+  readonly fs: FsPromises;
+  /** Serialises this process's writes. */
+  readonly lock: KeyedLock;
+  snapshot: Snapshot | undefined;
+}
+
+/** The records, from the cached copy while the file is the one it was read from. */
+async function readKeys(state: KeyFile): Promise<Snapshot> {
+  let handle: Awaited<ReturnType<FsPromises["open"]>>;
+  try {
+    handle = await state.fs.open(state.filePath, "r");
+  } catch (error) {
+    if (!isMissing(error)) throw error;
+    state.snapshot = { inode: null, size: 0, byHash: new Map() };
+    return state.snapshot;
+  }
+  try {
+    const info = await handle.stat();
+    const cached = state.snapshot;
+    if (cached !== undefined && cached.inode === info.ino && cached.size === info.size) return cached;
+    const text = await handle.readFile("utf8");
+    let keys: ApiKeyRecord[];
+    try {
+      keys = keysFileSchema.parse(JSON.parse(text)).keys;
+    } catch (error) {
+      throw new ImagePipelineError(ErrorCodes.INTERNAL, "The key file keys.json is corrupt.", {
+        cause: error,
+      });
+    }
+    state.snapshot = {
+      inode: info.ino,
+      size: info.size,
+      byHash: new Map(keys.map((key) => [key.hash, key])),
+    };
+    return state.snapshot;
+  } finally {
+    await handle.close();
+  }
+}
+
+function insertKey(state: KeyFile, record: ApiKeyRecord): Promise<void> {
+  // A record that could not be read back would make keys.json unreadable for every caller.
+  const checked = keyRecordSchema.safeParse(record);
+  if (!checked.success) {
+    const fields = checked.error.issues.map((issue) => issue.path.join(".")).join(", ");
+    return Promise.reject(new TypeError(`Expected a valid API key record, received invalid ${fields}`));
+  }
+  const copy = checked.data;
+  return withStorageErrors("storing an API key", () =>
+    state.lock.run("keys", async () => {
+      const current = await readKeys(state);
+      if (current.byHash.has(copy.hash) || [...current.byHash.values()].some((key) => key.id === copy.id)) {
+        throw new ImagePipelineError(
+          ErrorCodes.INTERNAL,
+          `A key with id ${copy.id} or the same hash already exists.`,
+        );
+      }
+      const keys = [...current.byHash.values(), copy];
+      await state.fs.mkdir(state.root, { recursive: true });
+      await writeFileAtomic(state.fs, state.filePath, `${JSON.stringify({ keys }, null, 2)}\n`);
+      // The next read re-reads the file: its identity changed with the rename.
+    }),
+  );
+}
+
+function updateKey(state: KeyFile, id: string, patch: ApiKeyRecordPatch): Promise<ApiKeyRecord | null> {
+  return state.lock.run("keys", async () => {
+    const current = await readKeys(state);
+    const existing = [...current.byHash.values()].find((key) => key.id === id);
+    if (existing === undefined) return null;
+    const updated = keyRecordSchema.parse({ ...existing, ...definedFields(patch) });
+    const keys = [...current.byHash.values()].map((key) => (key.id === id ? updated : key));
+    await writeFileAtomic(state.fs, state.filePath, `${JSON.stringify({ keys }, null, 2)}\n`);
+    return { ...updated };
+  });
 }
