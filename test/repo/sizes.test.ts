@@ -39,8 +39,6 @@ const EXEMPTIONS: Readonly<Record<string, string>> = {
   "adapters/fetch-node/src/create-http-origin-source.ts#createHttpOriginSource":
     "request, redirects and caching in one closure; split pending",
   "adapters/fetch-node/src/read-body.ts#readBody": "streaming read with its limits and timers; split pending",
-  "adapters/storage-s3/src/s3-blob-store.ts#createS3BlobStore":
-    "every blob-store method in one closure; split pending",
   "adapters/ocr-tesseract/test/rules.test.ts": "every rule group in one file; split pending",
   "packages/core/src/operations/deliver-origin-variant.ts#createOriginDelivery":
     "parsing and delivery in one closure; split pending",
