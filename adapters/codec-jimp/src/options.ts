@@ -24,7 +24,7 @@ export const jimpImageCodecOptionsSchema = z.strictObject({
   workerScript: z.union([z.string().min(1), z.instanceof(URL)]).optional(),
   /**
    * Bytes of decoded pixels kept between requests for inputs that carry a `sourceKey` (stored
-   * images), shared out evenly between the worker threads (each keeps its own), least recently
+   * images and origin originals), shared out evenly between the worker threads (each keeps its own), least recently
    * used out first; `0` turns it off. As in the sharp codec: a source is kept (on that thread)
    * from a use that follows a recent one when it will likely be used again while kept, whole, one
    * frame only, at most a quarter of a thread's share;

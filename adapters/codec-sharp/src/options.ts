@@ -44,7 +44,7 @@ export const sharpImageCodecOptionsSchema = z.strictObject({
   blockUntrustedLoaders: z.boolean().default(true),
   /**
    * Bytes of decoded pixels kept between requests for inputs that carry a `sourceKey` (stored
-   * images: the core sets it), least recently used out first; `0` turns it off. A source is kept
+   * images and origin originals: the core sets it), least recently used out first; `0` turns it off. A source is kept
    * from a use that follows a recent one (among the last 1,024 sources) when it will likely be
    * used again while kept: when there is room for it, or when the sources used since its last use
    * fit beside it (sources rotating through more than the cache holds do not push each other out).

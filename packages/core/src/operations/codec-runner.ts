@@ -100,6 +100,11 @@ export type CodecFailure = "stored" | { field: string } | ((error: unknown) => E
 export interface CodecJob {
   /** Encoded bytes, or a stored image whose bytes are loaded once the job is admitted. */
   input: Uint8Array | ImageRecord;
+  /**
+   * The identity of bytes given as `input` (the codec's `sourceKey`: the same key promises the
+   * same bytes), so the codec can keep them decoded; a stored image's is its blob key.
+   */
+  sourceKey?: string;
   steps: TransformStep[];
   output: OutputOptions;
   onError: CodecFailure;
@@ -159,7 +164,11 @@ export async function runCodec(context: PipelineContext, job: CodecJob): Promise
         steps: job.steps,
         output: job.output,
         limits: { maxInputPixels: context.limits.maxInputPixels, timeoutMs: context.limits.maxJobMs },
-        ...(job.input instanceof Uint8Array ? {} : { sourceKey: job.input.blobKey }),
+        ...(job.input instanceof Uint8Array
+          ? job.sourceKey === undefined
+            ? {}
+            : { sourceKey: job.sourceKey }
+          : { sourceKey: job.input.blobKey }),
       });
     } catch (error) {
       const { onError } = job;

@@ -114,6 +114,8 @@ async function computeOriginVariant(
   const encode = (candidate: VariantCandidate) =>
     runCodec(context, {
       input: original.data,
+      // The original's digest names its bytes, so the codec may keep it decoded like a stored image.
+      sourceKey: `origin/${original.version}`,
       steps: candidate.steps,
       output: { format: candidate.format, quality: candidate.quality, flattenBackground: BLACK },
       onError: { field: "path" },

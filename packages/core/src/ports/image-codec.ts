@@ -79,7 +79,7 @@ export interface TransformRequest {
   limits: DecodeLimits;
   /**
    * Identity of the input bytes: two requests with one key promise the same bytes (the core sets
-   * the stored image's blob key; stored images never change). A codec may keep the decoded pixels
+   * the stored image's blob key, as stored images never change, and an origin original's digest). A codec may keep the decoded pixels
    * under it and start later requests from them instead of decoding again; it must still answer as
    * the semantics below say. Absent: input bytes with no identity (an upload, a fetched URL).
    */
