@@ -1,11 +1,10 @@
-import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { variantUrl } from "@pixport/url-signer";
-import { fixture, startChild, uploadTo } from "./lib.mjs";
+import { fixture, photoSources, startChild, uploadTo } from "./lib.mjs";
 import { ensureWrk, load as loadWith, peakRss } from "./wrk.mjs";
 
 const { values } = parseArgs({
@@ -33,63 +32,6 @@ const beforeDir = values.before === undefined ? undefined : path.resolve(values.
 const SECRET = "bench-delivery-secret-0123456789";
 ensureWrk();
 
-/**
- * `count` distinct photo-like 1920x1280 JPEGs (q85), made once and kept in the system's temporary
- * directory: crops, flips and hue shifts of examples/assets/cat.jpg (960x640, enlarged) under film
- * grain, and gradient-and-noise pictures from other seeds, alternating.
- */
-async function rotatingSources(count) {
-  const cache = path.join(tmpdir(), "pixport-bench-delivery-sources-v1");
-  await mkdir(cache, { recursive: true });
-  const { default: sharp } = await import("sharp");
-  const cat = path.join(here, "..", "examples", "assets", "cat.jpg");
-  const { width: catWidth, height: catHeight } = await sharp(cat).metadata();
-  let grain;
-  const files = [];
-  for (let index = 0; index < count; index += 1) {
-    const file = path.join(cache, `source-${String(index).padStart(3, "0")}.jpg`);
-    files.push(file);
-    if (existsSync(file)) continue;
-    if (index % 2 === 1) {
-      await writeFile(file, await fixture({ seed: 7 + index, quality: 85 }));
-      continue;
-    }
-    grain ??= await sharp({
-      create: {
-        width: 1920,
-        height: 1280,
-        channels: 3,
-        background: "#808080",
-        noise: { type: "gaussian", mean: 128, sigma: 12 },
-      },
-    })
-      .raw()
-      .toBuffer();
-    const variant = index / 2;
-    const width = Math.round(catWidth * (0.7 + 0.015 * (variant % 20)));
-    const height = Math.round((width * 2) / 3);
-    let picture = sharp(cat)
-      .extract({
-        left: (variant * 37) % (catWidth - width + 1),
-        top: (variant * 23) % (catHeight - height + 1),
-        width,
-        height,
-      })
-      .resize(1920, 1280)
-      .modulate({ hue: (variant * 29) % 360 });
-    if (variant % 2 === 1) picture = picture.flop();
-    const base = await picture.raw().toBuffer();
-    await writeFile(
-      file,
-      await sharp(base, { raw: { width: 1920, height: 1280, channels: 3 } })
-        .composite([{ input: grain, raw: { width: 1920, height: 1280, channels: 3 }, blend: "soft-light" }])
-        .jpeg({ quality: 85 })
-        .toBuffer(),
-    );
-  }
-  return Promise.all(files.map(async (file) => ({ name: path.basename(file), bytes: await readFile(file) })));
-}
-
 const load = (server, paths, dir) => loadWith(server, paths, dir, { concurrency, seconds });
 
 /** One mode's run: its servers, their measurements, and the summary rows. */
@@ -98,7 +40,7 @@ async function runMode(mode) {
   const children = [];
   try {
     const sources =
-      mode === "one" ? [{ name: "fixture.jpg", bytes: await fixture() }] : await rotatingSources(sourceCount);
+      mode === "one" ? [{ name: "fixture.jpg", bytes: await fixture() }] : await photoSources(sourceCount);
     const files = path.join(dir, "sources");
     await mkdir(files);
     for (const source of sources) await writeFile(path.join(files, source.name), source.bytes);

@@ -1,7 +1,11 @@
 // Shared by the benchmarks: the generated fixture, a server child process, and the RSS of a process
 // tree sampled over time.
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 
 /**
  * A photo-like 1920x1280 JPEG (gradients + noise), generated so nothing is downloaded; another
@@ -29,6 +33,64 @@ export async function fixture({ seed: start = 7, quality = 90 } = {}) {
   return sharp(raw, { raw: { width, height, channels: 3 } })
     .jpeg({ quality })
     .toBuffer();
+}
+
+/**
+ * `count` distinct photo-like 1920x1280 JPEGs (q85), made once and kept in the system's temporary
+ * directory: crops, flips and hue shifts of examples/assets/cat.jpg (960x640, enlarged) under film
+ * grain, and gradient-and-noise pictures from other seeds, alternating (bench/delivery.mjs's
+ * rotating sources, bench/origin.mjs's origin images). Each is `{ name, bytes }`.
+ */
+export async function photoSources(count) {
+  const cache = path.join(tmpdir(), "pixport-bench-delivery-sources-v1");
+  await mkdir(cache, { recursive: true });
+  const { default: sharp } = await import("sharp");
+  const cat = fileURLToPath(new URL("../examples/assets/cat.jpg", import.meta.url));
+  const { width: catWidth, height: catHeight } = await sharp(cat).metadata();
+  let grain;
+  const files = [];
+  for (let index = 0; index < count; index += 1) {
+    const file = path.join(cache, `source-${String(index).padStart(3, "0")}.jpg`);
+    files.push(file);
+    if (existsSync(file)) continue;
+    if (index % 2 === 1) {
+      await writeFile(file, await fixture({ seed: 7 + index, quality: 85 }));
+      continue;
+    }
+    grain ??= await sharp({
+      create: {
+        width: 1920,
+        height: 1280,
+        channels: 3,
+        background: "#808080",
+        noise: { type: "gaussian", mean: 128, sigma: 12 },
+      },
+    })
+      .raw()
+      .toBuffer();
+    const variant = index / 2;
+    const width = Math.round(catWidth * (0.7 + 0.015 * (variant % 20)));
+    const height = Math.round((width * 2) / 3);
+    let picture = sharp(cat)
+      .extract({
+        left: (variant * 37) % (catWidth - width + 1),
+        top: (variant * 23) % (catHeight - height + 1),
+        width,
+        height,
+      })
+      .resize(1920, 1280)
+      .modulate({ hue: (variant * 29) % 360 });
+    if (variant % 2 === 1) picture = picture.flop();
+    const base = await picture.raw().toBuffer();
+    await writeFile(
+      file,
+      await sharp(base, { raw: { width: 1920, height: 1280, channels: 3 } })
+        .composite([{ input: grain, raw: { width: 1920, height: 1280, channels: 3 }, blend: "soft-light" }])
+        .jpeg({ quality: 85 })
+        .toBuffer(),
+    );
+  }
+  return Promise.all(files.map(async (file) => ({ name: path.basename(file), bytes: await readFile(file) })));
 }
 
 /**
