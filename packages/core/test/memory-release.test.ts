@@ -1,19 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { type Caller, createImagePipeline, type ImageCodec, type MemoryReleaser } from "../src/index.js";
+import { createImagePipeline, type ImageCodec, type MemoryReleaser } from "../src/index.js";
 import { estimateJobBytes } from "../src/policies/memory-budget.js";
+import { fake, live, sizeOf } from "./fake-png.js";
 import { memoryDeps } from "./memory-deps.js";
 
 // The pipeline gives the allocator's free memory back (its MemoryReleaser) when the memory budget
 // drains after a large job, and the background facts of a new image are a job of the budget too.
-
-const PNG = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
-/** A fake PNG: the magic bytes, then width and height as 16-bit numbers. */
-const fake = (width: number, height: number) =>
-  new Uint8Array([...PNG, width >> 8, width & 255, height >> 8, height & 255]);
-const sizeOf = (input: Uint8Array) => ({
-  width: (input[8]! << 8) | input[9]!,
-  height: (input[10]! << 8) | input[11]!,
-});
 
 function setup(options: { sampleGate?: Promise<void>; releaseAfterBytes?: number } = {}) {
   const codec: ImageCodec = {
@@ -45,8 +37,6 @@ function setup(options: { sampleGate?: Promise<void>; releaseAfterBytes?: number
   });
   return { pipeline, releases: () => releases, samples: () => samples };
 }
-
-const live: Caller = { accountId: "a", keyKind: "live", keyId: "k1" };
 
 describe("the memory budget's release of free memory", () => {
   it("releases after a large upload, and again after its facts", async () => {

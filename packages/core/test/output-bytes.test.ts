@@ -1,70 +1,24 @@
 import { describe, expect, it } from "vitest";
-import {
-  type Caller,
-  createImagePipeline,
-  DEFAULT_LIMITS,
-  IMAGE_FORMATS,
-  type ImageCodec,
-  isImagePipelineError,
-  type TransformRequest,
-} from "../src/index.js";
+import { createImagePipeline, DEFAULT_LIMITS, IMAGE_FORMATS } from "../src/index.js";
+import { fake, fakeCodec, live, refusal, sizeOf } from "./fake-png.js";
 import { memoryDeps } from "./memory-deps.js";
 
 // The byte limits per output format refuse an encoded result over them (422 OUTPUT_TOO_LARGE) and
 // nothing of it is stored, cached or billed; signed-url refuses, before minting a URL, a variant
 // the output limits would refuse on every request of it.
 
-const PNG = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
-/** A fake PNG: the magic bytes, then width and height as 16-bit numbers. */
-const fake = (width: number, height: number) =>
-  new Uint8Array([...PNG, width >> 8, width & 255, height >> 8, height & 255]);
-const sizeOf = (input: Uint8Array) => ({
-  width: (input[8]! << 8) | input[9]!,
-  height: (input[10]! << 8) | input[11]!,
-});
-
 /** A codec whose every encode is one byte a pixel of its output, so a size is asked by its pixels. */
 function bytePerPixelCodec() {
-  const calls: TransformRequest[] = [];
-  const codec: ImageCodec = {
-    name: "fake",
-    capabilities: {
-      inputFormats: ["png"],
-      outputFormats: ["png", "jpeg", "webp", "avif", "gif", "tiff"],
-      steps: ["resize", "crop"],
-    },
-    probe: async (input) => ({ format: "png", ...sizeOf(input) }),
-    transform: async (request) => {
-      calls.push(request);
-      let size = sizeOf(request.input);
-      for (const step of request.steps) {
-        if (step.type === "resize" || step.type === "crop") size = { width: step.width, height: step.height };
-      }
-      // The output carries its size in a fake header, padded to one byte a pixel.
-      const data = new Uint8Array(Math.max(12, size.width * size.height));
-      data.set(fake(size.width, size.height));
-      return { data, format: request.output.format, ...size };
-    },
-    sample: async () => ({
-      width: 1,
-      height: 1,
-      data: new Uint8Array([1, 2, 3, 255]),
-      hasAlpha: false,
-      frames: 1,
-    }),
-  };
-  return { codec, calls };
-}
-
-const live: Caller = { accountId: "a", keyKind: "live", keyId: "k1" };
-
-async function refusal(promise: Promise<unknown>) {
-  const error = await promise.then(
-    () => null,
-    (caught: unknown) => caught,
-  );
-  if (!isImagePipelineError(error)) throw new Error(`expected a pipeline error, got ${String(error)}`);
-  return error;
+  return fakeCodec(["resize", "crop"], (request) => {
+    let size = sizeOf(request.input);
+    for (const step of request.steps) {
+      if (step.type === "resize" || step.type === "crop") size = { width: step.width, height: step.height };
+    }
+    // The output carries its size in a fake header, padded to one byte a pixel.
+    const data = new Uint8Array(Math.max(12, size.width * size.height));
+    data.set(fake(size.width, size.height));
+    return { data, ...size };
+  });
 }
 
 describe("per-format output byte limits", () => {

@@ -1,15 +1,8 @@
 import { describe, expect, it } from "vitest";
-import {
-  type Caller,
-  createImagePipeline,
-  DEFAULT_LIMITS,
-  type ImageCodec,
-  type ImageFormat,
-  isImagePipelineError,
-  type TransformRequest,
-} from "../src/index.js";
+import { createImagePipeline, DEFAULT_LIMITS, type ImageFormat } from "../src/index.js";
 import { outputPixelsIssue } from "../src/limits.js";
 import { ENCODER_BYTES_PER_PIXEL, estimateJobBytes } from "../src/policies/memory-budget.js";
+import { fake, fakeCodec, live, refusal } from "./fake-png.js";
 import { memoryDeps } from "./memory-deps.js";
 
 // The memory estimate covers each format's encoder, and the per-format output limits refuse an
@@ -19,51 +12,8 @@ import { memoryDeps } from "./memory-deps.js";
 const MB = 1024 * 1024;
 const black = { r: 0, g: 0, b: 0, alpha: 1 };
 
-const PNG = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
-/** A fake PNG: the magic bytes, then width and height as 16-bit numbers. */
-const fake = (width: number, height: number) =>
-  new Uint8Array([...PNG, width >> 8, width & 255, height >> 8, height & 255]);
-const sizeOf = (input: Uint8Array) => ({
-  width: (input[8]! << 8) | input[9]!,
-  height: (input[10]! << 8) | input[11]!,
-});
-
 /** A codec that reads fake PNGs, writes every format, and records each transform it is asked for. */
-function recordingCodec() {
-  const calls: TransformRequest[] = [];
-  const codec: ImageCodec = {
-    name: "fake",
-    capabilities: {
-      inputFormats: ["png"],
-      outputFormats: ["png", "jpeg", "webp", "avif", "gif", "tiff"],
-      steps: ["resize", "rotate"],
-    },
-    probe: async (input) => ({ format: "png", ...sizeOf(input) }),
-    transform: async (request) => {
-      calls.push(request);
-      return { data: request.input, format: request.output.format, ...sizeOf(request.input) };
-    },
-    sample: async () => ({
-      width: 1,
-      height: 1,
-      data: new Uint8Array([1, 2, 3, 255]),
-      hasAlpha: false,
-      frames: 1,
-    }),
-  };
-  return { codec, calls };
-}
-
-const live: Caller = { accountId: "a", keyKind: "live", keyId: "k1" };
-
-async function refusal(promise: Promise<unknown>) {
-  const error = await promise.then(
-    () => null,
-    (caught: unknown) => caught,
-  );
-  if (!isImagePipelineError(error)) throw new Error(`expected a pipeline error, got ${String(error)}`);
-  return error;
-}
+const recordingCodec = () => fakeCodec(["resize", "rotate"]);
 
 describe("the memory estimate of a job's encoder", () => {
   it("covers what a 45 degree rotation of 50 megapixels to AVIF was measured to peak at (3.27 GB)", () => {
