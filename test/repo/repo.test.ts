@@ -129,7 +129,13 @@ describe("library documentation", () => {
           continue;
         }
         if (pkg.private === true) continue;
-        const factories = new Set(index.match(/\b(create[A-Z]\w*(?<!Schema)|fastifyPixport)\b/g) ?? []);
+        // What the entry exports (its `export { ... }` lists and its own exported declarations),
+        // not what it merely imports to build them.
+        const exported = [
+          ...[...index.matchAll(/^export (?:type )?\{([^}]*)\}/gm)].map((match) => match[1]),
+          ...[...index.matchAll(/^export (?:async )?(?:function|const) (\w+)/gm)].map((match) => match[1]),
+        ].join(" ");
+        const factories = new Set(exported.match(/\b(create[A-Z]\w*(?<!Schema)|fastifyPixport)\b/g) ?? []);
         const files = readdirSync(src, { recursive: true, encoding: "utf8" })
           .filter((file) => file.endsWith(".ts") && !file.endsWith(".test.ts"))
           .map((file) => readFileSync(path.join(src, file), "utf8"));
