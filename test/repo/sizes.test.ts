@@ -39,7 +39,6 @@ const EXEMPTIONS: Readonly<Record<string, string>> = {
   "adapters/fetch-node/src/create-http-origin-source.ts#createHttpOriginSource":
     "request, redirects and caching in one closure; split pending",
   "adapters/fetch-node/src/read-body.ts#readBody": "streaming read with its limits and timers; split pending",
-  "adapters/ocr-tesseract/test/rules.test.ts": "every rule group in one file; split pending",
   "packages/core/src/operations/deliver-origin-variant.ts#createOriginDelivery":
     "parsing and delivery in one closure; split pending",
   "packages/core/src/operations/origin-originals.ts#createOriginals":

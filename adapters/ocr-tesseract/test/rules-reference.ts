@@ -1,157 +1,25 @@
-import { describe, expect, it } from "vitest";
-import {
-  eraseRules,
-  findRuleLines,
-  findRules,
-  moveRules,
-  type Rule,
-  type RuleOptions,
-} from "../src/rules.js";
-import { seeded } from "./seeded.js";
+import type { Rule, RuleOptions } from "../src/rules.js";
 
-/** A white page with a ruled grid, text-like specks and single light pixels inside the rules. */
-function page(width: number, height: number, seed: number): Uint8Array {
-  const grey = new Uint8Array(width * height).fill(250);
-  let state = seed;
-  const random = () => {
-    state = (state * 1103515245 + 12345) % 2 ** 31;
-    return state / 2 ** 31;
-  };
-  const dark = (x: number, y: number) => {
-    if (x >= 0 && y >= 0 && x < width && y < height) grey[y * width + x] = 20;
-  };
-  const top = 10 + Math.floor(random() * 20);
-  const left = 10 + Math.floor(random() * 20);
-  const rows = [top, top + 40, top + 80, top + 130];
-  const columns = [left, left + 70, left + 150, left + 210];
-  for (const y of rows)
-    for (let x = columns[0]!; x <= columns.at(-1)!; x += 1) {
-      dark(x, y);
-      if (y === top) dark(x, y + 1); // a 2 px thick top rule
-    }
-  for (const x of columns) for (let y = rows[0]!; y <= rows.at(-1)!; y += 1) dark(x, y);
-  // Specks (text strokes, too short to be rules) and breaks: one light pixel in a rule is bridged,
-  // two end it.
-  for (let speck = 0; speck < 400; speck += 1) {
-    const x = Math.floor(random() * width);
-    const y = Math.floor(random() * height);
-    for (let step = 0; step < 6; step += 1) dark(x + (speck % 2 ? step : 0), y + (speck % 2 ? 0 : step));
-  }
-  grey[(top + 40) * width + left + 30] = 250;
-  grey[(top + 60) * width + columns[2]!] = 250;
-  grey[(top + 60) * width + columns[1]!] = 250;
-  grey[(top + 61) * width + columns[1]!] = 250;
-  return grey;
+// The straightforward rule scans and the random pages the probing scans are compared on
+// (rule-lines.test.ts).
+
+/** A run of ink along one line (row or column), `from` to `to` inclusive. */
+export interface Run {
+  line: number;
+  from: number;
+  to: number;
 }
-
-function transpose(grey: Uint8Array, width: number, height: number): Uint8Array {
-  const out = new Uint8Array(grey.length);
-  for (let y = 0; y < height; y += 1)
-    for (let x = 0; x < width; x += 1) out[x * height + y] = grey[y * width + x]!;
-  return out;
-}
-
-describe("findRules", () => {
-  it("finds a grid's rules, thickness and bridged one-pixel breaks included", () => {
-    const width = 300;
-    const height = 200;
-    const rules = findRules(page(width, height, 1), width, height, { minLength: 30 });
-    expect(rules.horizontal).toHaveLength(4);
-    expect(rules.horizontal[0]!.thickness).toBe(2);
-    // A column broken by two light pixels is two rules; one light pixel is bridged.
-    expect(rules.vertical).toHaveLength(5);
-  });
-
-  it("reads columns exactly as it reads the rows of the transposed page", () => {
-    for (const seed of [1, 2, 3, 4, 5]) {
-      const width = 300;
-      const height = 200;
-      const grey = page(width, height, seed);
-      const rules = findRules(grey, width, height, { minLength: 30 });
-      const turned = findRules(transpose(grey, width, height), height, width, { minLength: 30 });
-      expect(rules.vertical).toEqual(turned.horizontal);
-      expect(rules.horizontal).toEqual(turned.vertical);
-    }
-  });
-});
-
-describe("findRules: strokes of large print are not rules", () => {
-  const width = 200;
-  const height = 200;
-  /** A white page with the given dark rectangles (x, y, w, h). */
-  const draw = (...boxes: [number, number, number, number][]) => {
-    const grey = new Uint8Array(width * height).fill(250);
-    for (const [x, y, w, h] of boxes)
-      for (let row = y; row < y + h; row += 1) grey.fill(20, row * width + x, row * width + x + w);
-    return grey;
-  };
-  const vertical = (grey: Uint8Array, options = {}) =>
-    findRules(grey, width, height, options).vertical.map(({ at, thickness }) => ({ at, thickness }));
-
-  it("takes a line at least 12 times as long as thick, not a letter's stem", () => {
-    // 3 x 60 px: a rule; 6 x 60 px: the stem of an `l` in 80 px print.
-    expect(vertical(draw([40, 20, 3, 60]))).toEqual([{ at: 41, thickness: 3 }]);
-    expect(vertical(draw([40, 20, 6, 60]))).toEqual([]);
-  });
-
-  it("takes a line with paper along it, not the edge of a stroke that goes on beside it", () => {
-    const line: [number, number, number, number] = [40, 20, 1, 100];
-    expect(vertical(draw(line))).toEqual([{ at: 40, thickness: 1 }]);
-    // Ink from 2 px to the right on 3 rows of 4: the rest of a glyph beside the edge of its stroke
-    // (the pixel between stays light, as anti-aliasing leaves it, so the two are not one run).
-    const rows = (keep: (row: number) => boolean) =>
-      Array.from({ length: 100 }, (_, row) => row)
-        .filter(keep)
-        .map((row): [number, number, number, number] => [42, 20 + row, 3, 1]);
-    expect(vertical(draw(line, ...rows((row) => row % 4 !== 0)))).toEqual([]);
-    // On 1 row of 4 (text or a crossing rule meeting it here and there), it stays a rule.
-    expect(vertical(draw(line, ...rows((row) => row % 4 === 0)))).toEqual([{ at: 40, thickness: 1 }]);
-  });
-
-  it("takes both lines of a double border, a gap of paper apart", () => {
-    expect(vertical(draw([40, 20, 1, 100], [44, 16, 1, 108]))).toEqual([
-      { at: 40, thickness: 1 },
-      { at: 44, thickness: 1 },
-    ]);
-  });
-
-  it("with the page's line height, takes only lines at least 4 text lines long", () => {
-    const grey = draw([40, 20, 1, 100]);
-    expect(vertical(grey, { lineHeight: 25 })).toEqual([{ at: 40, thickness: 1 }]);
-    expect(vertical(grey, { lineHeight: 26 })).toEqual([]);
-  });
-});
-
-describe("moveRules", () => {
-  it("moves horizontal rules' rows by dy and their extent by dx, vertical rules the other way round", () => {
-    const rules = {
-      horizontal: [{ at: 100, from: 20, to: 300, thickness: 2 }],
-      vertical: [{ at: 50, from: 90, to: 400, thickness: 3 }],
-    };
-    expect(moveRules(rules, -10, -40)).toEqual({
-      horizontal: [{ at: 60, from: 10, to: 290, thickness: 2 }],
-      vertical: [{ at: 40, from: 50, to: 360, thickness: 3 }],
-    });
-    expect(moveRules(rules, 0, 0)).toEqual(rules);
-  });
-});
 
 /**
  * The straightforward scans as they were before the probing ones (`src/rules.ts` at the commit
  * before it), copied unchanged with the rest of the pipeline they feed: the oracle the faster code
  * must match exactly, rule for rule and pixel for pixel.
  */
-const reference = (() => {
+export const reference = (() => {
   const INK = 128;
   const MIN_LENGTH_PER_LINE = 4;
   const MIN_LENGTH_PER_THICKNESS = 12;
   const MAX_INK_ALONG = 0.5;
-  interface Run {
-    line: number;
-    from: number;
-    to: number;
-  }
-
   function referenceRowRuns(grey: Uint8Array, width: number, height: number, minLength: number): Run[] {
     const found: Run[] = [];
     for (let line = 0; line < height; line += 1) {
@@ -382,7 +250,12 @@ function fillLine(
  * beside them, and the 1 px runs between merge with nothing, so each run of 12 px or more is one
  * rule of its own, and the rules are the scan's runs laid bare.
  */
-function stripedPage(width: number, height: number, horizontal: boolean, random: () => number): Uint8Array {
+export function stripedPage(
+  width: number,
+  height: number,
+  horizontal: boolean,
+  random: () => number,
+): Uint8Array {
   const grey = unaligned(width * height, 1 + Math.floor(random() * 7));
   const lines = horizontal ? height : width;
   const length = horizontal ? width : height;
@@ -409,7 +282,7 @@ function stripedPage(width: number, height: number, horizontal: boolean, random:
  * A page of everything at once: paper, noise patches, dark blocks, rules of 1 to 3 px (some edge to
  * edge) with light pixels in them, and random lines across it.
  */
-function mixedPage(width: number, height: number, random: () => number): Uint8Array {
+export function mixedPage(width: number, height: number, random: () => number): Uint8Array {
   const grey = unaligned(width * height, 1 + Math.floor(random() * 7));
   grey.fill(255);
   const box = (x: number, y: number, w: number, h: number, value: () => number) => {
@@ -446,92 +319,3 @@ function mixedPage(width: number, height: number, random: () => number): Uint8Ar
     grey[at(width * height)] = random() < 0.5 ? 128 : 129;
   return grey;
 }
-
-/** The first index where `a` and `b` differ, -1 if none (`toEqual` on big byte arrays is slow). */
-function firstDifference(a: Uint8Array, b: Uint8Array): number {
-  if (a.length !== b.length) return Math.min(a.length, b.length);
-  return a.findIndex((value, index) => value !== b[index]);
-}
-
-/** Odd sizes, sizes not a multiple of 4 or 8, lines of 1 px, and a few larger pages. */
-const SIZES: [number, number][] = [
-  [1, 1],
-  [1, 57],
-  [57, 1],
-  [2, 3],
-  [7, 45],
-  [45, 7],
-  [63, 63],
-  [97, 130],
-  [130, 97],
-  [255, 41],
-  [41, 255],
-  [321, 203],
-];
-
-/** Minimum lengths around the probe stride's corner cases (1 px, 2 px, fractional, none). */
-const MIN_LENGTHS = [-1, 0, 1, 1.5, 2, 3, 4, 5, 7.2, 12, 13, 20, 40, 41, 100, 1000, Number.NaN, Infinity];
-
-describe("findRuleLines: the probing scan finds exactly the straightforward scan's runs", () => {
-  it("lays every run of striped random pages bare, as the reference scan finds them", () => {
-    const random = seeded(20241126);
-    let runsCompared = 0;
-    for (const [width, height] of SIZES)
-      for (const horizontal of [true, false])
-        for (const minLength of MIN_LENGTHS) {
-          const grey = stripedPage(width, height, horizontal, random);
-          const direction = horizontal ? "horizontal" : "vertical";
-          // The thickness rule drops runs shorter than 12 px (12 times their 1 px).
-          const expected = reference
-            .referenceRuns(grey, width, height, horizontal, minLength)
-            .filter((run) => run.to - run.from + 1 >= 12)
-            .map(({ line, from, to }) => ({ at: line, from, to, thickness: 1 }));
-          expect(findRuleLines(grey, width, height, direction, { minLength, maxThickness: 1 })).toEqual(
-            expected,
-          );
-          runsCompared += expected.length;
-        }
-    // Not vacuous: thousands of runs were compared one by one.
-    expect(runsCompared).toBeGreaterThan(2000);
-  });
-
-  it("gives the reference's rules in both directions, and erases the same pixels, on mixed random pages", () => {
-    const random = seeded(7);
-    let rulesCompared = 0;
-    for (let round = 0; round < 4; round += 1)
-      for (const [width, height] of SIZES) {
-        const grey = mixedPage(width, height, random);
-        const before = grey.slice();
-        const options: RuleOptions[] = [
-          {},
-          { lineHeight: 3 },
-          { lineHeight: Number.NaN },
-          { maxThickness: 1000 },
-          ...MIN_LENGTHS.map((minLength) => ({ minLength, maxThickness: 1000 })),
-          ...MIN_LENGTHS.map((minLength) => ({ minLength })),
-        ];
-        for (const option of options) {
-          const rules = {
-            horizontal: findRuleLines(grey, width, height, "horizontal", option),
-            vertical: findRuleLines(grey, width, height, "vertical", option),
-          };
-          const expected = {
-            horizontal: reference.referenceFindRuleLines(grey, width, height, "horizontal", option),
-            vertical: reference.referenceFindRuleLines(grey, width, height, "vertical", option),
-          };
-          expect(rules).toEqual(expected);
-          expect(findRules(grey, width, height, option)).toEqual(expected);
-          rulesCompared += expected.horizontal.length + expected.vertical.length;
-
-          const erased = grey.slice();
-          eraseRules(erased, width, height, rules);
-          const referenceErased = grey.slice();
-          reference.referenceEraseRules(referenceErased, width, height, expected);
-          expect(firstDifference(erased, referenceErased)).toBe(-1);
-        }
-        // The scans only read the page.
-        expect(firstDifference(grey, before)).toBe(-1);
-      }
-    expect(rulesCompared).toBeGreaterThan(1000);
-  });
-});
