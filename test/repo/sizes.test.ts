@@ -35,7 +35,6 @@ const LIMITS = {
  * mends it. Nothing may be added here.
  */
 const EXEMPTIONS: Readonly<Record<string, string>> = {
-  "adapters/codec-sharp/src/overlay.ts#compositeEntry": "placement and tiling of one layer; split pending",
   "adapters/fetch-node/src/create-http-origin-source.ts#createHttpOriginSource":
     "request, redirects and caching in one closure; split pending",
   "adapters/fetch-node/src/read-body.ts#readBody": "streaming read with its limits and timers; split pending",

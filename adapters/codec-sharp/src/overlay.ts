@@ -64,27 +64,7 @@ async function compositeEntry(
     throw invalidImage(`Overlay ${index} is not a ${FORMAT_LIST} image.`);
   }
   const resized = () => sharp(input, decodeOptions).resize({ width, height, fit: "fill" });
-  let tile: RgbaPixels;
-  if (axisX.pieces.length === 1 && axisY.pieces.length === 1) {
-    tile = await region(resized(), axisX.pieces[0]!, axisY.pieces[0]!, { width, height });
-  } else {
-    // A window that wraps: its pieces are extracted separately and laid side by side.
-    const data = Buffer.alloc(axisX.length * axisY.length * CHANNELS);
-    for (const pieceY of axisY.pieces) {
-      for (const pieceX of axisX.pieces) {
-        const part = await region(resized(), pieceX, pieceY, { width, height });
-        for (let row = 0; row < part.height; row += 1) {
-          part.data.copy(
-            data,
-            ((pieceY.at + row) * axisX.length + pieceX.at) * CHANNELS,
-            row * part.width * CHANNELS,
-            (row + 1) * part.width * CHANNELS,
-          );
-        }
-      }
-    }
-    tile = { data, width: axisX.length, height: axisY.length };
-  }
+  const tile = await decodeTile(resized, { width, height }, axisX, axisY);
   if (opacity < 1) {
     for (let offset = 3; offset < tile.data.length; offset += CHANNELS) {
       tile.data[offset] = Math.round(tile.data[offset]! * opacity);
@@ -93,8 +73,48 @@ async function compositeEntry(
   // Along a windowed axis the tile already starts where the base does.
   const startX = axisX.windowed ? 0 : mod(-left, width);
   const startY = axisY.windowed ? 0 : mod(-top, height);
+  return placeTile(layer.repeat, tile, { startX, startY, left, top }, base);
+}
 
-  switch (layer.repeat) {
+/** The decoded part of the resized overlay: its pieces along both axes, laid side by side. */
+async function decodeTile(resized: () => Sharp, full: Size, axisX: Axis, axisY: Axis): Promise<RgbaPixels> {
+  if (axisX.pieces.length === 1 && axisY.pieces.length === 1) {
+    return region(resized(), axisX.pieces[0]!, axisY.pieces[0]!, full);
+  }
+  // A window that wraps: its pieces are extracted separately and laid side by side.
+  const data = Buffer.alloc(axisX.length * axisY.length * CHANNELS);
+  for (const pieceY of axisY.pieces) {
+    for (const pieceX of axisX.pieces) {
+      const part = await region(resized(), pieceX, pieceY, full);
+      for (let row = 0; row < part.height; row += 1) {
+        part.data.copy(
+          data,
+          ((pieceY.at + row) * axisX.length + pieceX.at) * CHANNELS,
+          row * part.width * CHANNELS,
+          (row + 1) * part.width * CHANNELS,
+        );
+      }
+    }
+  }
+  return { data, width: axisX.length, height: axisY.length };
+}
+
+/** Where the tile goes: the tiling phase (`start*`) and the layer's rounded offset. */
+interface Placement {
+  startX: number;
+  startY: number;
+  left: number;
+  top: number;
+}
+
+/** The composite entry of a decoded tile, replicated as the layer's `repeat` asks. */
+function placeTile(
+  repeat: OverlayLayer["repeat"],
+  tile: RgbaPixels,
+  { startX, startY, left, top }: Placement,
+  base: Size,
+): OverlayOptions {
+  switch (repeat) {
     case "repeat": {
       // Shift the tile so that a tile starting at (0, 0) lines up with one starting at left/top,
       // then let libvips replicate it lazily over the whole base.
