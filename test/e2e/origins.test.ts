@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import { startS3Server, type TestS3Server } from "@pixport/testing";
+import { pngBomb, startS3Server, type TestS3Server } from "@pixport/testing";
 import { originSignedPath, originVariantUrl, sign, unsignedOriginUrl } from "@pixport/url-signer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, decode, halves, isClose, mean, solid, useServer } from "./harness.js";
@@ -22,6 +22,7 @@ let assets: string;
 
 beforeAll(async () => {
   const png = await halves(80, 40, RED, BLUE);
+  const bomb = pngBomb();
   origin = await startLoopbackOrigin({
     "/moved/a.png": (_request, response) => response.writeHead(302, { Location: "/photos/a.png" }).end(),
     "/away/a.png": (_request, response) =>
@@ -47,6 +48,8 @@ beforeAll(async () => {
     "/page/a.png": (_request, response) =>
       response.writeHead(200, { "Content-Type": "image/png" }).end("<html><body>not found</body></html>"),
     "/boom/a.png": (_request, response) => response.writeHead(500).end(),
+    // A small file whose header declares 20,000 x 20,000 px.
+    "/bomb/a.png": (_request, response) => response.writeHead(200, { "Content-Type": "image/png" }).end(bomb),
   });
   origin.put("/photos/a.png", png);
   s3 = await startS3Server(["media"]);
@@ -254,10 +257,15 @@ describe("origin-image delivery over real sockets", () => {
     expect(origin.counts.full.get("/burst/d.png")).toBe(1);
   });
 
-  it("answers 404, 502, 504 and 422 for missing, failing, slow, off-host, huge and non-image origins", async () => {
+  it("answers 404, 502, 504 and 422 in the contract's shape for missing, failing, slow, off-host, huge, pixel-bomb and non-image origins", async () => {
     const status = async (file: string) => {
       const answer = await get(await url("cms", file, ["w_20"]));
-      return [answer.status, answer.json?.code];
+      // The contract's error shape, the code beside it.
+      expect(answer.json, file).toMatchObject({ status: answer.status });
+      expect(answer.json.type, file).toMatch(/^https:\/\/docs\.img-processing\.com\/errors\//);
+      expect(typeof answer.json.error, file).toBe("string");
+      expect(typeof (answer.json.message ?? answer.json.errors?.[0]), file).toBe("string");
+      return [answer.status, answer.json.code];
     };
     expect(await status("photos/missing.png")).toEqual([404, "ORIGIN_NOT_FOUND"]);
     expect(await status("boom/a.png")).toEqual([502, "ORIGIN_ERROR"]);
@@ -265,6 +273,8 @@ describe("origin-image delivery over real sockets", () => {
     expect(await status("away/a.png")).toEqual([502, "ORIGIN_ERROR"]);
     expect(await status("slow/a.png")).toEqual([504, "ORIGIN_TIMEOUT"]);
     expect(await status("huge/a.png")).toEqual([422, "IMAGE_TOO_LARGE"]);
+    // The pixel limit from the header, before any decode (a decode would need 1.6 GB).
+    expect(await status("bomb/a.png")).toEqual([422, "IMAGE_TOO_LARGE"]);
     const unknown = await get(`/v/_/o/nowhere/w_20/photos/a.png.png`);
     expect([unknown.status, unknown.json?.code]).toEqual([404, "ORIGIN_NOT_FOUND"]);
   });
