@@ -95,4 +95,6 @@ it("never leaves a partial file under a final name when writers are killed mid-w
     );
   }
   for (const directory of directories) await verify(directory);
-});
+  // Six tsx child processes start and compile before their kills; on a busy 2-core runner that
+  // alone took most of the default 30 s.
+}, 120_000);
