@@ -6,16 +6,17 @@
 // Meanwhile another tenant uploads a 1920x1280 JPEG every `--every-ms`, one at a time, and the
 // bench prints its outcomes and latency p50/p99. The reference in the same run is the same tenant
 // on the same server with no attacker; the ratios compare each attack with it.
-// Usage: node bench/fair-uploads.mjs [--seconds 45] [--accounts 4] [--connections 8]
+// Usage: npx tsx bench/fair-uploads.mjs [--seconds 45] [--accounts 4] [--connections 8]
 //        [--rate 20000] [--every-ms 3000] [--modes trickle,rate]
-// Run `pnpm build` first (the server is imported from its dist).
+// Run `pnpm build` first (the server is imported from its dist); run with tsx (the slow and whole
+// uploads are @pixport/testing's, in TypeScript): npx tsx bench/fair-uploads.mjs.
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { keepUploadingSlowly, uploadOnce } from "../packages/testing/src/slow-uploads.ts";
 import { fixture, startChild } from "./lib.mjs";
 
 const { values } = parseArgs({
@@ -47,83 +48,20 @@ function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-/** One attacking connection, reopened after each answer until `stop()`; counts answers by status. */
+/** One attacking connection, reopened after each answer until stopped; counts answers by status. */
 function attacker(url, key, mode, statuses) {
-  let stopped = false;
-  let current;
-  const boundary = "pixportFairBench";
-  const open = () => {
-    if (stopped) return;
-    const request = httpRequest(`${url}/v1/images/upload`, {
-      method: "POST",
-      headers: {
-        "x-api-key": key,
-        "content-type": `multipart/form-data; boundary=${boundary}`,
-        "content-length": String(20_000_000),
-      },
-    });
-    current = request;
-    const timer =
-      mode === "trickle"
-        ? setInterval(() => request.write("x"), 2000)
-        : setInterval(() => request.write(Buffer.alloc(rate / 10, 120)), 100);
-    let answered = false;
-    const again = (status) => {
-      if (answered || stopped) return;
-      answered = true;
-      clearInterval(timer);
+  const sending =
+    mode === "trickle" ? { bytesPerTick: 1, everyMs: 2000 } : { bytesPerTick: rate / 10, everyMs: 100 };
+  return keepUploadingSlowly({
+    url,
+    key,
+    declaredBytes: 20_000_000,
+    ...sending,
+    pauseAfter503Ms: 250,
+    onAnswer: (answer) => {
+      const status = answer === null ? "reset" : answer.status;
       statuses[status] = (statuses[status] ?? 0) + 1;
-      request.destroy();
-      setTimeout(open, status === 503 ? 250 : 0);
-    };
-    request.on("response", (response) => {
-      response.resume();
-      again(response.statusCode ?? 0);
-    });
-    request.on("error", () => again("reset"));
-    request.write(
-      `--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="a.jpg"\r\nContent-Type: image/jpeg\r\n\r\n`,
-    );
-  };
-  open();
-  return () => {
-    stopped = true;
-    current?.destroy();
-  };
-}
-
-/**
- * One upload over its own connection; its status, or "reset" when the connection closed without an
- * answer (node's client reads a 503 sent before the body was read, which fetch reports as a reset).
- */
-function uploadOnce(url, key, jpeg) {
-  const boundary = "pixportFairGood";
-  const body = Buffer.concat([
-    Buffer.from(
-      `--${boundary}\r\nContent-Disposition: form-data; name="name"\r\n\r\ngood\r\n` +
-        `--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="good.jpg"\r\n` +
-        "Content-Type: image/jpeg\r\n\r\n",
-    ),
-    jpeg,
-    Buffer.from(`\r\n--${boundary}--\r\n`),
-  ]);
-  return new Promise((resolve) => {
-    const request = httpRequest(`${url}/v1/images/upload`, {
-      method: "POST",
-      agent: false,
-      headers: {
-        "x-api-key": key,
-        "content-type": `multipart/form-data; boundary=${boundary}`,
-        "content-length": String(body.byteLength),
-      },
-    });
-    request.on("response", (response) => {
-      response.resume();
-      response.on("end", () => resolve(response.statusCode ?? 0));
-      response.on("error", () => resolve(response.statusCode ?? 0));
-    });
-    request.on("error", () => resolve("reset"));
-    request.end(body);
+    },
   });
 }
 
@@ -133,7 +71,9 @@ async function goodTenant(url, key, jpeg, ms) {
   const end = performance.now() + ms;
   while (performance.now() < end) {
     const started = performance.now();
-    const status = await uploadOnce(url, key, jpeg);
+    // Status 0: closed unanswered (node's client may read a 503 sent before the body as a reset).
+    const answer = await uploadOnce(url, key, jpeg, { mimeType: "image/jpeg" });
+    const status = answer.status === 0 ? "reset" : answer.status;
     const latency = performance.now() - started;
     outcomes.push({ status, latency });
     await sleep(Math.max(0, everyMs - latency));
@@ -143,7 +83,7 @@ async function goodTenant(url, key, jpeg, ms) {
 
 async function run(mode, jpeg) {
   const dataDir = await mkdtemp(path.join(tmpdir(), "pixport-bench-"));
-  const server = await startChild(path.join(here, "pixport-fair-child.mjs"), [dataDir], {
+  const server = await startChild(path.join(here, "pixport-child.mjs"), [dataDir], {
     PIXPORT_BENCH_TRIAL_ACCOUNTS: String(accounts),
   });
   try {
@@ -161,7 +101,7 @@ async function run(mode, jpeg) {
     const cpuBefore = cpuSeconds(server.child.pid);
     const outcomes = await goodTenant(server.url, key, jpeg, seconds * 1000);
     const cpu = cpuSeconds(server.child.pid) - cpuBefore;
-    for (const stop of stops) stop();
+    await Promise.all(stops.map((stop) => stop()));
     server.child.send("peak-rss");
     const [{ peakRss }] = await new Promise((resolve) => server.child.once("message", (m) => resolve([m])));
     const latencies = outcomes.map((outcome) => outcome.latency).sort((a, b) => a - b);

@@ -1,4 +1,6 @@
-// The prebuilt pixport server (built packages) on a random port over a temporary data directory.
+// The prebuilt pixport server (built packages) on a random port over a temporary data directory,
+// with one upgraded live key ("KEY") and, for bench/fair-uploads.mjs, PIXPORT_BENCH_TRIAL_ACCOUNTS
+// trial accounts with one live key each ("TRIAL_KEYS").
 import { activeAllocator, createApiKey, resolveServerConfig, startPixportServer } from "@pixport/server";
 import { reportPeakRss } from "./lib.mjs";
 
@@ -45,7 +47,12 @@ const running = await startPixportServer(
 );
 await running.accounts.setUpgraded("bench", true);
 const { key } = await createApiKey(running.keys, { kind: "live", accountId: "bench" });
+const trial = [];
+for (let index = 0; index < Number(process.env.PIXPORT_BENCH_TRIAL_ACCOUNTS ?? 0); index++) {
+  trial.push((await createApiKey(running.keys, { kind: "live", accountId: `trial-${index}` })).key);
+}
 console.log(`KEY ${key}`);
+console.log(`TRIAL_KEYS ${trial.join(",")}`);
 console.log(`MALLOC ${activeAllocator()}`);
 console.log(`listening on ${running.url}`);
 process.on("SIGTERM", () => running.close().then(() => process.exit(0)));

@@ -1,5 +1,4 @@
 import { once } from "node:events";
-import type { Server } from "node:http";
 import { request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createSharpCodec } from "@pixport/codec-sharp";
@@ -10,12 +9,13 @@ import { createHttpBindingPipeline, type HttpBindingPipeline, waitUntil } from "
 import express from "express";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ExpressNode, startExpressNode } from "./harness.js";
 
 // Back-pressure over a real socket: a node with one job slot and one queue place refuses the third
 // concurrent image job at once with 503 OVERLOADED and Retry-After, bills nothing for it, and runs
 // the accepted ones to completion. A codec that waits on a latch makes the jobs slow on demand.
 
-let server: Server;
+let node: ExpressNode;
 let base: string;
 let subject: HttpBindingPipeline;
 let key: string;
@@ -41,16 +41,12 @@ beforeAll(async () => {
     pipelineOptions: { workQueue: { maxActive: 1, maxQueued: 1, maxWaitMs: 30_000 } },
   });
   key = await subject.createKey("live", "busy");
-  const app = express();
-  app.use(createExpressRouter(createHttpHandler(subject.pipeline)));
-  server = app.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  node = await startExpressNode(subject.pipeline);
+  base = node.base;
 });
 
 afterAll(async () => {
-  server.close();
-  await once(server, "close");
+  await node.close();
 });
 
 const resize = (id: string) =>

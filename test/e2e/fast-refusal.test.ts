@@ -10,18 +10,16 @@ import {
   hashApiKey,
   type KeyStore,
 } from "@pixport/core";
-import { createHttpHandler } from "@pixport/http";
-import { createExpressRouter } from "@pixport/http-express";
 import { createHttpBindingPipeline, type HttpBindingPipeline, waitUntil } from "@pixport/testing";
-import express from "express";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, solid, upload } from "./harness.js";
+import { call, type ExpressNode, solid, startExpressNode, upload } from "./harness.js";
 
 // A full node refuses an image job before it looks up the key or reads the body, so the 503 does
 // not wait for the disk or the thread pool: over a real socket, with the key store stalled and
 // the refused request's body never sent, the 503 still arrives. Requests that arrive together
 // hold their places while their keys are looked up, so one beyond them is refused, not queued.
 
+let node: ExpressNode;
 let server: Server;
 let base: string;
 let subject: HttpBindingPipeline;
@@ -55,16 +53,12 @@ beforeAll(async () => {
     accountId: "patient",
     createdAt: new Date().toISOString(),
   });
-  const app = express();
-  app.use(createExpressRouter(createHttpHandler(subject.pipeline)));
-  server = app.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  node = await startExpressNode(subject.pipeline);
+  ({ server, base } = node);
 });
 
 afterAll(async () => {
-  server.close();
-  await once(server, "close");
+  await node.close();
 });
 
 const body = JSON.stringify({ width: 40 });

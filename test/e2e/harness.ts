@@ -1,11 +1,17 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { KeyKind } from "@pixport/core";
+import { createHttpHandler } from "@pixport/http";
+import { createExpressRouter } from "@pixport/http-express";
 import { createApiKey, type PixportServer, resolveServerConfig, startPixportServer } from "@pixport/server";
+import express from "express";
 import sharp from "sharp";
 import { afterAll, beforeAll } from "vitest";
 
@@ -345,4 +351,30 @@ export async function stopPrebuiltServer(node: Pick<PrebuiltNode, "child">): Pro
   const exited = new Promise((resolve) => node.child.once("exit", resolve));
   node.child.kill("SIGTERM");
   await exited;
+}
+
+/** A pipeline's HTTP handler behind Express on a loopback port (see {@link startExpressNode}). */
+export interface ExpressNode {
+  readonly server: Server;
+  /** Base URL, e.g. `http://127.0.0.1:40123`. */
+  readonly base: string;
+  close(): Promise<void>;
+}
+
+/** Serves `pipeline`'s route table through the Express binding on a random loopback port. */
+export async function startExpressNode(
+  pipeline: Parameters<typeof createHttpHandler>[0],
+): Promise<ExpressNode> {
+  const app = express();
+  app.use(createExpressRouter(createHttpHandler(pipeline)));
+  const server = app.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return {
+    server,
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    async close() {
+      server.close();
+      await once(server, "close");
+    },
+  };
 }

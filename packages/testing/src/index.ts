@@ -219,4 +219,12 @@ export {
 export { childProcesses } from "./processes.js";
 export { startRedisServer, type TestRedisServer } from "./redis-server.js";
 export { startS3Server, type TestS3Server } from "./s3-server.js";
+export {
+  keepUploadingSlowly,
+  type SlowUpload,
+  type SlowUploadOptions,
+  slowUpload,
+  type UploadAnswer,
+  uploadOnce,
+} from "./slow-uploads.js";
 export { waitUntil } from "./wait.js";
