@@ -42,8 +42,6 @@ const EXEMPTIONS: Readonly<Record<string, string>> = {
     "parsing and delivery in one closure; split pending",
   "packages/core/src/operations/origin-originals.ts#createOriginals":
     "fetching and caching originals in one closure; split pending",
-  "packages/core/src/policies/memory-budget.ts#createMemoryBudget":
-    "accounting and the wait queue in one closure; split pending",
   "packages/playground/app/main.ts": "every view of the browser app in one file; split pending",
   "packages/playground/src/index.ts#createPlaygroundSite": "every site route in one closure; split pending",
   "packages/testing/src/fixtures/document-suite.ts": "test fixture (page data); split pending",

@@ -205,23 +205,24 @@ export function createMemoryBudget(
   return {
     stats: () => ({ reservedBytes: budget.held, waiting: budget.waiting, maxBytes: options.maxBytes }),
     reserve(bytes, field, signal) {
-      if (bytes > options.maxBytes) {
-        return Promise.reject(
-          validationError(
-            [
-              {
-                path: field,
-                message: `needs about ${Math.ceil(bytes / MB)} MB of pixel memory, more than this server's budget of ${Math.floor(options.maxBytes / MB)} MB; use a smaller image or output`,
-              },
-            ],
-            ErrorCodes.IMAGE_TOO_LARGE,
-          ),
-        );
-      }
+      if (bytes > options.maxBytes) return Promise.reject(largerThanBudget(bytes, field, options.maxBytes));
       largest = Math.max(largest, bytes);
       clearTimeout(idleTimer);
       idleTimer = undefined;
       return budget.acquire({ units: bytes, signal }).then((release) => released(bytes, release));
     },
   };
+}
+
+/** A job that could never fit: a 422 on `field`, not a wait that could only time out. */
+function largerThanBudget(bytes: number, field: string, maxBytes: number): ImagePipelineError {
+  return validationError(
+    [
+      {
+        path: field,
+        message: `needs about ${Math.ceil(bytes / MB)} MB of pixel memory, more than this server's budget of ${Math.floor(maxBytes / MB)} MB; use a smaller image or output`,
+      },
+    ],
+    ErrorCodes.IMAGE_TOO_LARGE,
+  );
 }
