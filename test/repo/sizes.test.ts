@@ -48,8 +48,6 @@ const EXEMPTIONS: Readonly<Record<string, string>> = {
   "packages/testing/src/fixtures/documents.ts": "test fixture (page renderers); split pending",
   "packages/testing/src/fixtures/documents.ts#layout": "test fixture (page layout); split pending",
   "packages/testing/src/fixtures/images.ts": "test fixture (image builders); split pending",
-  "packages/testing/src/network.ts#createTestCertificates":
-    "certificate authority and leaves in one function; split pending",
   "test/e2e/models.test.ts": "every model route in one file; split pending",
 };
 

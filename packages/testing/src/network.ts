@@ -25,6 +25,11 @@ function openssl(args: string[], cwd: string): void {
   }
 }
 
+/** An elliptic-curve (P-256) key for each request, unencrypted. */
+const EC_KEY = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
+
+const readPem = (dir: string, name: string) => readFileSync(path.join(dir, name), "utf8");
+
 /**
  * Generates, offline and at test time, a throw-away CA and a server certificate for `hosts`
  * (with the `openssl` CLI). Pass `ca: false` to get a self-signed server certificate instead
@@ -36,86 +41,96 @@ export function createTestCertificates(
 ): TestCertificates {
   const dir = mkdtempSync(path.join(tmpdir(), "pixport-tls-"));
   try {
-    const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
     const san = hosts.map((host) => `DNS:${host}`).join(",");
     writeFileSync(
       path.join(dir, "leaf.cnf"),
       `subjectAltName=${san}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n`,
     );
     if (options.ca === false) {
-      openssl(
-        [
-          "req",
-          "-x509",
-          ...ec,
-          "-keyout",
-          "leaf.key",
-          "-out",
-          "leaf.pem",
-          "-days",
-          "2",
-          "-subj",
-          "/CN=self-signed",
-          "-addext",
-          `subjectAltName=${san}`,
-        ],
-        dir,
-      );
-      const cert = readFileSync(path.join(dir, "leaf.pem"), "utf8");
-      return { ca: cert, key: readFileSync(path.join(dir, "leaf.key"), "utf8"), cert };
+      writeSelfSigned(dir, san);
+      const cert = readPem(dir, "leaf.pem");
+      return { ca: cert, key: readPem(dir, "leaf.key"), cert };
     }
-    openssl(
-      [
-        "req",
-        "-x509",
-        ...ec,
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.pem",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=pixport test CA",
-        "-addext",
-        "basicConstraints=critical,CA:TRUE",
-        "-addext",
-        "keyUsage=critical,keyCertSign,cRLSign",
-      ],
-      dir,
-    );
-    openssl(
-      ["req", ...ec, "-keyout", "leaf.key", "-out", "leaf.csr", "-subj", "/CN=pixport test server"],
-      dir,
-    );
-    openssl(
-      [
-        "x509",
-        "-req",
-        "-in",
-        "leaf.csr",
-        "-CA",
-        "ca.pem",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-out",
-        "leaf.pem",
-        "-days",
-        "2",
-        "-extfile",
-        "leaf.cnf",
-      ],
-      dir,
-    );
-    return {
-      ca: readFileSync(path.join(dir, "ca.pem"), "utf8"),
-      key: readFileSync(path.join(dir, "leaf.key"), "utf8"),
-      cert: readFileSync(path.join(dir, "leaf.pem"), "utf8"),
-    };
+    writeAuthority(dir);
+    writeSignedLeaf(dir);
+    return { ca: readPem(dir, "ca.pem"), key: readPem(dir, "leaf.key"), cert: readPem(dir, "leaf.pem") };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** `leaf.key` and a self-signed `leaf.pem` for the names of `san`. */
+function writeSelfSigned(dir: string, san: string): void {
+  openssl(
+    [
+      "req",
+      "-x509",
+      ...EC_KEY,
+      "-keyout",
+      "leaf.key",
+      "-out",
+      "leaf.pem",
+      "-days",
+      "2",
+      "-subj",
+      "/CN=self-signed",
+      "-addext",
+      `subjectAltName=${san}`,
+    ],
+    dir,
+  );
+}
+
+/** `ca.key` and `ca.pem`: a CA that may sign certificates and nothing else. */
+function writeAuthority(dir: string): void {
+  openssl(
+    [
+      "req",
+      "-x509",
+      ...EC_KEY,
+      "-keyout",
+      "ca.key",
+      "-out",
+      "ca.pem",
+      "-days",
+      "2",
+      "-subj",
+      "/CN=pixport test CA",
+      "-addext",
+      "basicConstraints=critical,CA:TRUE",
+      "-addext",
+      "keyUsage=critical,keyCertSign,cRLSign",
+    ],
+    dir,
+  );
+}
+
+/** `leaf.key` and `leaf.pem`, signed by the CA with the extensions of `leaf.cnf`. */
+function writeSignedLeaf(dir: string): void {
+  openssl(
+    ["req", ...EC_KEY, "-keyout", "leaf.key", "-out", "leaf.csr", "-subj", "/CN=pixport test server"],
+    dir,
+  );
+  openssl(
+    [
+      "x509",
+      "-req",
+      "-in",
+      "leaf.csr",
+      "-CA",
+      "ca.pem",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-out",
+      "leaf.pem",
+      "-days",
+      "2",
+      "-extfile",
+      "leaf.cnf",
+    ],
+    dir,
+  );
 }
 
 /** A real HTTPS server on a random loopback port that counts its TCP connections. */
