@@ -138,18 +138,18 @@ async function computeOriginVariant(
   return gate === undefined ? work() : gate.run(work, signal);
 }
 
-export function createOriginDelivery(
-  context: PipelineContext,
-  dependencies: OriginDeliveryDependencies,
+/** Every origin with a source: configured ones with their settings, the others with the defaults. */
+function configuredOrigins(
+  sources: Readonly<Record<string, OriginSource>>,
   options: ResolvedDeliveryOptions,
-): OriginDelivery {
+): Map<string, ConfiguredOrigin> {
   const origins = new Map<string, ConfiguredOrigin>();
-  for (const [name, source] of Object.entries(dependencies.sources)) {
+  for (const [name, source] of Object.entries(sources)) {
     if (!Object.hasOwn(options.origins, name))
       origins.set(name, { source, settings: originSettingsSchema.parse({}) });
   }
   for (const [name, settings] of Object.entries(options.origins)) {
-    const source = dependencies.sources[name];
+    const source = sources[name];
     if (source === undefined) {
       throw new ImagePipelineError(
         ErrorCodes.INVALID_CONFIGURATION,
@@ -158,26 +158,38 @@ export function createOriginDelivery(
     }
     origins.set(name, { source, settings });
   }
-  const originals = createOriginals(context, origins, dependencies.originals);
-  const cachedOrComputed = createSingleFlight(dependencies.cache, dependencies.reserveMiss);
-  const etagOf = createEtags();
-  const verified = boundedMemo<true>(10_000);
+  return origins;
+}
 
-  async function verify(
+/** Checks an origin URL's signature (remembering verified ones, bounded) or its unsigned allow-list. */
+function createOriginVerifier(signer: VariantSigner | undefined) {
+  const verified = boundedMemo<true>(10_000);
+  return async (
     request: OriginVariantRequest,
     settings: ResolvedOriginSettings,
     tokens: string[],
     ext: string,
-  ) {
+  ) => {
     const signed = `/o/${request.origin}/${request.modifiers}/${request.path}`;
     if (request.signature === "_") return checkUnsigned(settings, request.origin, tokens, ext);
     if (verified.get(`${request.signature}${signed}`) !== undefined) return;
-    const { signer } = dependencies;
     if (signer === undefined || !(await signer.verify(signed, request.signature))) {
       throw forbidden("The variant URL's signature is not valid.");
     }
     verified.set(`${request.signature}${signed}`, true);
-  }
+  };
+}
+
+export function createOriginDelivery(
+  context: PipelineContext,
+  dependencies: OriginDeliveryDependencies,
+  options: ResolvedDeliveryOptions,
+): OriginDelivery {
+  const origins = configuredOrigins(dependencies.sources, options);
+  const originals = createOriginals(context, origins, dependencies.originals);
+  const cachedOrComputed = createSingleFlight(dependencies.cache, dependencies.reserveMiss);
+  const etagOf = createEtags();
+  const verify = createOriginVerifier(dependencies.signer);
 
   async function deliver(request: OriginVariantRequest): Promise<DeliveredVariant> {
     const origin = ORIGIN_NAME_PATTERN.test(request.origin) ? origins.get(request.origin) : undefined;

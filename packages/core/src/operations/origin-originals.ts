@@ -113,6 +113,119 @@ function originFailure(error: unknown): Error {
   return new ImagePipelineError(ErrorCodes.ORIGIN_ERROR, "The origin could not be read.", { cause: error });
 }
 
+/** What fetching an original works with: the pipeline's context, the cache, per-origin fetch gates. */
+interface OriginalsState {
+  context: PipelineContext;
+  originals: VariantCache;
+  gates: ReadonlyMap<string, WorkGate>;
+  /** Freshness confirmed by a revalidation on this node (the stored blob keeps its first one). */
+  confirmed: Map<string, number>;
+}
+
+function toOriginal(
+  context: PipelineContext,
+  meta: StoredMeta,
+  data: Uint8Array,
+  freshUntil: number,
+): Original {
+  return {
+    data,
+    version: meta.version,
+    format: meta.format,
+    width: meta.width,
+    height: meta.height,
+    frames: meta.frames,
+    freshSeconds: Math.max(0, Math.floor((freshUntil - context.clock.now().getTime()) / 1000)),
+  };
+}
+
+/**
+ * One request to the origin in a slot of its gate, under its deadline; failures mapped. No
+ * request's signal: the fetch is shared by every miss waiting on it.
+ */
+function askOrigin(
+  state: OriginalsState,
+  name: string,
+  origin: ConfiguredOrigin,
+  segments: readonly string[],
+  held: { meta: StoredMeta } | null,
+): Promise<OriginAnswer> {
+  return state.gates
+    .get(name)!
+    .run(
+      () =>
+        withDeadline(origin.settings.timeoutMs, undefined, (deadline) =>
+          origin.source.get({
+            segments,
+            validators: held?.meta.validators,
+            maxBytes: state.context.limits.maxUploadBytes,
+            signal: deadline,
+          }),
+        ),
+      undefined,
+    )
+    .catch((error: unknown) => {
+      throw originFailure(error);
+    });
+}
+
+/** Fetches or revalidates the original at `segments`, keeping new bytes once their header passes. */
+async function fetchOriginal(
+  state: OriginalsState,
+  name: string,
+  origin: ConfiguredOrigin,
+  segments: readonly string[],
+  key: string,
+  held: { meta: StoredMeta; data: Uint8Array } | null,
+): Promise<Original> {
+  const { context, confirmed } = state;
+  const answer = await askOrigin(state, name, origin, segments, held);
+  const now = context.clock.now().getTime();
+  if (answer.status === "not-found") {
+    throw new ImagePipelineError(
+      ErrorCodes.ORIGIN_NOT_FOUND,
+      `The origin ${name} has no image at this path.`,
+    );
+  }
+  const freshUntil = now + 1000 * (answer.maxAgeSeconds ?? origin.settings.ttlSeconds);
+  if (answer.status === "not-modified") {
+    if (held === null) {
+      throw new ImagePipelineError(
+        ErrorCodes.ORIGIN_ERROR,
+        "The origin answered not-modified to a plain request.",
+      );
+    }
+    confirmed.set(key, freshUntil);
+    return toOriginal(context, held.meta, held.data, freshUntil);
+  }
+  const version = (await sha256Hex(answer.data)).slice(0, 32);
+  if (held !== null && held.meta.version === version) {
+    confirmed.set(key, freshUntil);
+    return toOriginal(context, held.meta, held.data, freshUntil);
+  }
+  // The upload limits, from the header, before any pixel is decoded.
+  const header = await probeInput(context.codec, answer.data, context.limits, "path").catch(
+    (error: unknown) => {
+      throw originFailure(error);
+    },
+  );
+  const meta: StoredMeta = {
+    version,
+    validators: answer.validators,
+    format: header.format,
+    width: header.width,
+    height: header.height,
+    frames: header.frames,
+    freshUntil,
+  };
+  await state.originals.put(`o/${name}`, key, {
+    data: frame(meta, answer.data),
+    contentType: "application/octet-stream",
+  });
+  confirmed.delete(key);
+  return toOriginal(context, meta, answer.data, freshUntil);
+}
+
 /**
  * The originals of every configured origin over one cache (`originals`, a VariantCache whose
  * entries are framed originals keyed by origin and path digest).
@@ -124,90 +237,8 @@ export function createOriginals(
 ) {
   const gates = new Map<string, WorkGate>();
   for (const [name, origin] of origins) gates.set(name, createWorkGate(origin.settings.fetches));
+  const state: OriginalsState = { context, originals, gates, confirmed: new Map() };
   const inflight = new Map<string, Promise<Original>>();
-  // Freshness confirmed by a revalidation on this node (the stored blob keeps its first one).
-  const confirmed = new Map<string, number>();
-
-  const toOriginal = (meta: StoredMeta, data: Uint8Array, freshUntil: number): Original => ({
-    data,
-    version: meta.version,
-    format: meta.format,
-    width: meta.width,
-    height: meta.height,
-    frames: meta.frames,
-    freshSeconds: Math.max(0, Math.floor((freshUntil - context.clock.now().getTime()) / 1000)),
-  });
-
-  async function fetchOriginal(
-    name: string,
-    origin: ConfiguredOrigin,
-    segments: readonly string[],
-    key: string,
-    held: { meta: StoredMeta; data: Uint8Array } | null,
-    signal: AbortSignal | undefined,
-  ): Promise<Original> {
-    const answer: OriginAnswer = await gates
-      .get(name)!
-      .run(
-        () =>
-          withDeadline(origin.settings.timeoutMs, signal, (deadline) =>
-            origin.source.get({
-              segments,
-              validators: held?.meta.validators,
-              maxBytes: context.limits.maxUploadBytes,
-              signal: deadline,
-            }),
-          ),
-        signal,
-      )
-      .catch((error: unknown) => {
-        throw originFailure(error);
-      });
-    const now = context.clock.now().getTime();
-    if (answer.status === "not-found") {
-      throw new ImagePipelineError(
-        ErrorCodes.ORIGIN_NOT_FOUND,
-        `The origin ${name} has no image at this path.`,
-      );
-    }
-    const freshUntil = now + 1000 * (answer.maxAgeSeconds ?? origin.settings.ttlSeconds);
-    if (answer.status === "not-modified") {
-      if (held === null) {
-        throw new ImagePipelineError(
-          ErrorCodes.ORIGIN_ERROR,
-          "The origin answered not-modified to a plain request.",
-        );
-      }
-      confirmed.set(key, freshUntil);
-      return toOriginal(held.meta, held.data, freshUntil);
-    }
-    const version = (await sha256Hex(answer.data)).slice(0, 32);
-    if (held !== null && held.meta.version === version) {
-      confirmed.set(key, freshUntil);
-      return toOriginal(held.meta, held.data, freshUntil);
-    }
-    // The upload limits, from the header, before any pixel is decoded.
-    const header = await probeInput(context.codec, answer.data, context.limits, "path").catch(
-      (error: unknown) => {
-        throw originFailure(error);
-      },
-    );
-    const meta: StoredMeta = {
-      version,
-      validators: answer.validators,
-      format: header.format,
-      width: header.width,
-      height: header.height,
-      frames: header.frames,
-      freshUntil,
-    };
-    await originals.put(`o/${name}`, key, {
-      data: frame(meta, answer.data),
-      contentType: "application/octet-stream",
-    });
-    confirmed.delete(key);
-    return toOriginal(meta, answer.data, freshUntil);
-  }
 
   return {
     /** The original at `segments` of origin `name`: cached and fresh, revalidated, or fetched. */
@@ -220,14 +251,16 @@ export function createOriginals(
       const stored = await originals.get(`o/${name}`, key);
       const held = stored === null ? null : unframe(stored.data);
       if (held !== null) {
-        const freshUntil = Math.max(held.meta.freshUntil, confirmed.get(key) ?? 0);
-        if (freshUntil > context.clock.now().getTime()) return toOriginal(held.meta, held.data, freshUntil);
+        const freshUntil = Math.max(held.meta.freshUntil, state.confirmed.get(key) ?? 0);
+        if (freshUntil > context.clock.now().getTime()) {
+          return toOriginal(context, held.meta, held.data, freshUntil);
+        }
       }
       // Concurrent misses of one original fetch it once on this node.
       const flightKey = `${name}/${key}`;
       let flight = inflight.get(flightKey);
       if (flight === undefined) {
-        flight = fetchOriginal(name, origin, segments, key, held, undefined);
+        flight = fetchOriginal(state, name, origin, segments, key, held);
         inflight.set(flightKey, flight);
         const forget = () => inflight.delete(flightKey);
         flight.then(forget, forget);
