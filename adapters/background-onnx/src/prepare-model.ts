@@ -1,7 +1,7 @@
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { sweepOwnerlessDirectories } from "@pixport/core/adapter-kit";
+import { sweepTemporaryDirectories } from "@pixport/core/adapter-kit";
 import type { InferenceSession } from "onnxruntime-node";
 import { firstReply, forkInference, RUNTIME_PATH } from "./inference-env.js";
 
@@ -16,7 +16,8 @@ export async function prepareModel(
   model: string | Uint8Array,
   sessionOptions: InferenceSession.SessionOptions,
 ): Promise<{ directory: string; file: string }> {
-  await sweepTemporaryDirectories();
+  // Prepared models left by processes that no longer run (a crash skips `close()`).
+  await sweepTemporaryDirectories(TEMP_PREFIX, { directory: tmpdir(), readdir, rm, process });
   const directory = await mkdtemp(path.join(tmpdir(), `${TEMP_PREFIX}${process.pid}-`));
   const file = path.join(directory, "model.onnx");
   const child = forkInference();
@@ -31,26 +32,5 @@ export async function prepareModel(
     throw error;
   } finally {
     child.kill("SIGKILL");
-  }
-}
-
-/** Removes prepared models left by processes that no longer run (a crash skips `close()`). */
-async function sweepTemporaryDirectories(): Promise<void> {
-  await sweepOwnerlessDirectories({
-    prefix: TEMP_PREFIX,
-    pid: process.pid,
-    list: () => readdir(tmpdir()).catch(() => []),
-    remove: (name) => rm(path.join(tmpdir(), name), { recursive: true, force: true }),
-    isRunning: processIsRunning,
-  });
-}
-
-/** `process.kill(pid, 0)`: gone on `ESRCH`, unknown (kept) on any other error. */
-function processIsRunning(pid: number): boolean | null {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "ESRCH" ? false : null;
   }
 }

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
-import { sweepOwnerlessDirectories } from "@pixport/core/adapter-kit";
+import { sweepTemporaryDirectories } from "@pixport/core/adapter-kit";
 
 /** The English traineddata `@tesseract.js-data/eng` ships (LSTM, integer weights), gzipped. */
 export function defaultLangPath(): string {
@@ -21,13 +21,7 @@ const TEMP_PREFIX = "pixport-tessdata-";
  * so both engines read the same model. Directories left by owners that crashed are removed first.
  */
 export async function unpackTraineddata(langPath: string, language: string): Promise<string> {
-  await sweepOwnerlessDirectories({
-    prefix: TEMP_PREFIX,
-    pid: process.pid,
-    list: () => readdir(tmpdir()).catch(() => []),
-    remove: (name) => rm(path.join(tmpdir(), name), { recursive: true, force: true }),
-    isRunning: processIsRunning,
-  });
+  await sweepTemporaryDirectories(TEMP_PREFIX, { directory: tmpdir(), readdir, rm, process });
   const directory = await mkdtemp(path.join(tmpdir(), `${TEMP_PREFIX}${process.pid}-`));
   try {
     await pipeline(
@@ -40,14 +34,4 @@ export async function unpackTraineddata(langPath: string, language: string): Pro
     throw error;
   }
   return directory;
-}
-
-/** `process.kill(pid, 0)`: gone on `ESRCH`, unknown (kept) on any other error. */
-function processIsRunning(pid: number): boolean | null {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "ESRCH" ? false : null;
-  }
 }

@@ -60,7 +60,12 @@ export { cacheControlMaxAge, originError, originNotImage, originTooLarge } from 
 export { assertBlobKey } from "./ports/blob-store.js";
 export type { OriginGetRequest, OriginValidators } from "./ports/origin-source.js";
 export { type AcquireOptions, type Release, Semaphore, type SemaphoreOptions } from "./semaphore.js";
-export { type OwnerlessDirectorySweep, sweepOwnerlessDirectories } from "./temp-directories.js";
+export {
+  type OwnerlessDirectorySweep,
+  sweepOwnerlessDirectories,
+  sweepTemporaryDirectories,
+  type TemporaryDirectoryHost,
+} from "./temp-directories.js";
 export type { Rgba } from "./transforms/color.js";
 export { rotatedSize, type Size, stepOutputSize } from "./transforms/plan.js";
 export {

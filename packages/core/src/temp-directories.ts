@@ -47,3 +47,44 @@ export async function sweepOwnerlessDirectories(sweep: OwnerlessDirectorySweep):
   );
   return removed.filter(Boolean).length;
 }
+
+/**
+ * The Node calls {@link sweepTemporaryDirectories} makes (the core imports no `node:` module):
+ * `readdir` and `rm` of `node:fs/promises`, the parent directory (`os.tmpdir()`) and `process`.
+ */
+export interface TemporaryDirectoryHost {
+  directory: string;
+  readdir(path: string): Promise<string[]>;
+  rm(path: string, options: { recursive: true; force: true }): Promise<void>;
+  process: { pid: number; kill(pid: number, signal: 0): unknown };
+}
+
+/**
+ * {@link sweepOwnerlessDirectories} over a directory of Node's file system: removes the
+ * `{prefix}{pid}-*` directories of `host.directory` whose process is gone (`kill(pid, 0)` fails
+ * with `ESRCH`; any other failure keeps the directory). Answers how many were removed.
+ *
+ * @example
+ * ```ts
+ * import { mkdtemp, readdir, rm } from "node:fs/promises";
+ * import { tmpdir } from "node:os";
+ * await sweepTemporaryDirectories("my-adapter-", { directory: tmpdir(), readdir, rm, process });
+ * const directory = await mkdtemp(path.join(tmpdir(), `my-adapter-${process.pid}-`));
+ * ```
+ */
+export function sweepTemporaryDirectories(prefix: string, host: TemporaryDirectoryHost): Promise<number> {
+  return sweepOwnerlessDirectories({
+    prefix,
+    pid: host.process.pid,
+    list: () => host.readdir(host.directory).catch(() => []),
+    remove: (name) => host.rm(`${host.directory}/${name}`, { recursive: true, force: true }),
+    isRunning: (pid) => {
+      try {
+        host.process.kill(pid, 0);
+        return true;
+      } catch (error) {
+        return (error as { code?: unknown }).code === "ESRCH" ? false : null;
+      }
+    },
+  });
+}

@@ -4,6 +4,7 @@ import {
   invalidImage,
   type OwnerlessDirectorySweep,
   sweepOwnerlessDirectories,
+  sweepTemporaryDirectories,
   unsupportedOperation,
 } from "../src/adapter-kit.js";
 import { ErrorCodes, isImagePipelineError } from "../src/index.js";
@@ -44,6 +45,41 @@ describe("sweepOwnerlessDirectories", () => {
     const { removed, run } = sweep([], {});
     expect(await run()).toBe(0);
     expect(removed).toEqual([]);
+  });
+});
+
+describe("sweepTemporaryDirectories", () => {
+  it("reads the directory, asks kill(pid, 0), and removes only what ESRCH says is ownerless", async () => {
+    const removed: string[] = [];
+    const errno = (code: string) => Object.assign(new Error(code), { code });
+    const host = {
+      directory: "/tmp",
+      readdir: async (path: string) =>
+        path === "/tmp" ? ["p-200-a", "p-300-b", "p-400-c", "p-100-own"] : [],
+      rm: async (path: string) => {
+        removed.push(path);
+      },
+      process: {
+        pid: 100,
+        kill: (pid: number) => {
+          if (pid === 200) throw errno("ESRCH");
+          if (pid === 400) throw errno("EPERM");
+          return true;
+        },
+      },
+    };
+    expect(await sweepTemporaryDirectories("p-", host)).toBe(1);
+    expect(removed).toEqual(["/tmp/p-200-a"]);
+  });
+
+  it("sweeps nothing when the directory cannot be read", async () => {
+    const host = {
+      directory: "/gone",
+      readdir: async () => Promise.reject(new Error("ENOENT")),
+      rm: async () => undefined,
+      process: { pid: 1, kill: () => true },
+    };
+    expect(await sweepTemporaryDirectories("p-", host)).toBe(0);
   });
 });
 
