@@ -37,7 +37,6 @@ const LIMITS = {
 const EXEMPTIONS: Readonly<Record<string, string>> = {
   "adapters/fetch-node/src/create-http-origin-source.ts#createHttpOriginSource":
     "request, redirects and caching in one closure; split pending",
-  "adapters/fetch-node/src/read-body.ts#readBody": "streaming read with its limits and timers; split pending",
   "packages/playground/app/main.ts": "every view of the browser app in one file; split pending",
   "packages/playground/src/index.ts#createPlaygroundSite": "every site route in one closure; split pending",
   "packages/testing/src/fixtures/document-suite.ts": "test fixture (page data); split pending",

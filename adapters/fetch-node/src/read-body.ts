@@ -13,37 +13,55 @@ function decoderFor(encoding: string): Transform | undefined | null {
   return encoding !== "identity" && encoding !== "" ? null : undefined;
 }
 
+/**
+ * The decoder of a response's body (undefined for identity), or the refusal before any byte is
+ * read: an encoding not supported, a declared length over the limit (checked first, never trusted).
+ */
+function bodyDecoder(response: IncomingMessage, maxBytes: number, tooLarge: Error): Transform | undefined {
+  const encoding = String(response.headers["content-encoding"] ?? "identity")
+    .trim()
+    .toLowerCase();
+  const decoder = decoderFor(encoding);
+  if (decoder === null) {
+    throw fail(
+      ErrorCodes.SOURCE_ERROR,
+      "could not be fetched (the source used an unsupported content encoding)",
+    );
+  }
+  const declared = Number(response.headers["content-length"]);
+  if (decoder === undefined && Number.isFinite(declared) && declared > maxBytes) throw tooLarge;
+  return decoder;
+}
+
 export function readBody(
   response: IncomingMessage,
   request: ImageFetchRequest,
   deadline: Deadline,
 ): Promise<Uint8Array> {
+  const tooLarge = fail(
+    ErrorCodes.IMAGE_TOO_LARGE,
+    `must point to a file no larger than ${formatBytes(request.maxBytes)}`,
+  );
+  const notImage = fail(ErrorCodes.INVALID_IMAGE, `must point to ${acceptedFormats("image")}`);
+  let decoder: Transform | undefined;
+  try {
+    decoder = bodyDecoder(response, request.maxBytes, tooLarge);
+  } catch (error) {
+    response.destroy();
+    return Promise.reject(error);
+  }
+  return collectBody(response, decoder, request.maxBytes, deadline, { tooLarge, notImage });
+}
+
+/** Reads the (decoded) body up to `maxBytes` under the deadline, sniffing its first bytes. */
+function collectBody(
+  response: IncomingMessage,
+  decoder: Transform | undefined,
+  maxBytes: number,
+  deadline: Deadline,
+  refusals: { tooLarge: Error; notImage: Error },
+): Promise<Uint8Array> {
   return new Promise((resolveBody, reject) => {
-    const tooLarge = fail(
-      ErrorCodes.IMAGE_TOO_LARGE,
-      `must point to a file no larger than ${formatBytes(request.maxBytes)}`,
-    );
-    const notImage = fail(ErrorCodes.INVALID_IMAGE, `must point to ${acceptedFormats("image")}`);
-    const encoding = String(response.headers["content-encoding"] ?? "identity")
-      .trim()
-      .toLowerCase();
-    const decoder = decoderFor(encoding);
-    if (decoder === null) {
-      response.destroy();
-      reject(
-        fail(
-          ErrorCodes.SOURCE_ERROR,
-          "could not be fetched (the source used an unsupported content encoding)",
-        ),
-      );
-      return;
-    }
-    const declared = Number(response.headers["content-length"]);
-    if (decoder === undefined && Number.isFinite(declared) && declared > request.maxBytes) {
-      response.destroy();
-      reject(tooLarge);
-      return;
-    }
     const chunks: Buffer[] = [];
     let total = 0;
     let sniffed = false;
@@ -64,14 +82,14 @@ export function readBody(
     deadline.signal.addEventListener("abort", onAbort, { once: true });
     const sniff = () => {
       sniffed = true;
-      if (sniffImageFormat(Buffer.concat(chunks, total)) === null) stop(notImage);
+      if (sniffImageFormat(Buffer.concat(chunks, total)) === null) stop(refusals.notImage);
     };
     const source: Readable = decoder ?? response;
     source.on("data", (chunk: Buffer) => {
       if (settled) return;
       total += chunk.byteLength;
-      if (total > request.maxBytes) {
-        stop(tooLarge);
+      if (total > maxBytes) {
+        stop(refusals.tooLarge);
         return;
       }
       chunks.push(chunk);
