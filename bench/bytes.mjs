@@ -1,6 +1,8 @@
 // Bytes and visual quality of delivered variants, per format and quality mode.
 //
-//   npx tsx bench/bytes.mjs [--codec sharp|jimp] [--calibrate] [--corpus photos|generated|both]
+//   npx tsx --conditions=pixport-source bench/bytes.mjs [--codec sharp|jimp] [--calibrate]
+//     [--corpus photos|generated|both] [--widths 320,480,640] [--good jpeg=0.985,webp=...]
+//     [--levels good,best,eco] [--metric weber|bezkrovny]
 //
 // Every output is a whole codec.transform() call (decode, resize to the width, encode), as variant
 // delivery runs it. SSIM (ssim.js, its default "weber" algorithm on luma) compares each output with
@@ -8,6 +10,11 @@
 // outputs. Prints, per corpus and mode, the median bytes, the median of each image's bytes / JPEG
 // q80 bytes, the median and lowest SSIM, and the median encode time. `--calibrate` sweeps WebP and
 // AVIF qualities to find the ones whose median SSIM matches JPEG q80's.
+//
+// `q_auto` rows are the codec's own automatic quality (`output.autoQuality`, the targets of
+// packages/core/src/operations/quality-levels.ts, or `--good format=ssim,...` to try others); their
+// "/ default" column is the median of each case's bytes over the same format's fixed default, and
+// "time / default" the median of each case's encode time over that fixed default's.
 //
 // Two corpora, reported apart: "photos", the 16 real photographs of scikit-image's sample data
 // (portrait, animal, still life, scene, landscape, space, medical, microscopy, grayscale, scanned
@@ -20,6 +27,7 @@ import { createJimpCodec } from "@pixport/codec-jimp";
 import { createSharpCodec } from "@pixport/codec-sharp";
 import sharp from "sharp";
 import { ssim } from "ssim.js";
+import { autoQualityTarget } from "../packages/core/src/operations/quality-levels.ts";
 import { photoCorpus } from "../packages/testing/src/fixtures/photos.ts";
 import { fetchPhotos } from "../scripts/fetch-photos.mjs";
 import { generatedCorpus } from "./bytes-generated.mjs";
@@ -28,8 +36,12 @@ const args = process.argv.slice(2);
 const codecName = args.includes("--codec") ? args[args.indexOf("--codec") + 1] : "sharp";
 const calibrate = args.includes("--calibrate");
 const corpusName = args.includes("--corpus") ? args[args.indexOf("--corpus") + 1] : "both";
+// `--metric bezkrovny`: ssim.js's faster algorithm, the one the codecs' automatic quality measures with.
+const metric = args.includes("--metric") ? args[args.indexOf("--metric") + 1] : "weber";
 const codec = codecName === "jimp" ? createJimpCodec() : createSharpCodec();
-const WIDTHS = [320, 480, 640];
+const WIDTHS = args.includes("--widths")
+  ? args[args.indexOf("--widths") + 1].split(",").map(Number)
+  : [320, 480, 640];
 const limits = { maxInputPixels: 50_000_000 };
 const BLACK = { r: 0, g: 0, b: 0, alpha: 1 };
 
@@ -62,7 +74,7 @@ const median = (values) => {
 };
 
 // The defaults of `delivery.defaultQuality` (packages/core/src/operations/deliver-variant.ts).
-const defaults = { jpeg: 80, webp: 82, avif: 64 };
+const defaults = { jpeg: 80, webp: 82, avif: 62 };
 // `--webp 80,82` / `--avif 60,64` replace a format's calibration sweep.
 const sweep = (format, qualities) => {
   const given = args.includes(`--${format}`)
@@ -96,10 +108,45 @@ const modes = calibrate
           ],
         },
       ],
+      ...autoModes(),
     ];
 
+/** The `q_auto` modes: each lossy format at each level, and `auto` with q_auto:good. */
+function autoModes() {
+  const good = Object.fromEntries(
+    (args.includes("--good") ? args[args.indexOf("--good") + 1].split(",") : []).map((pair) => {
+      const [format, value] = pair.split("=");
+      return [format, Number(value)];
+    }),
+  );
+  const target = (format, level) => {
+    const found = autoQualityTarget(codec, format, level);
+    if (found === undefined) return undefined;
+    return level === "good" && good[format] !== undefined ? { ...found, ssim: good[format] } : found;
+  };
+  const auto = (format, level) => ({ format, quality: defaults[format], autoQuality: target(format, level) });
+  const levels = args.includes("--levels") ? args[args.indexOf("--levels") + 1].split(",") : ["good"];
+  const rows = [];
+  for (const level of levels) {
+    for (const format of ["jpeg", "webp", "avif"]) {
+      if (target(format, level) === undefined) continue;
+      const name = `${format} q_auto:${level} (ssim ${target(format, level).ssim})`;
+      rows.push([name, { ...auto(format, level), against: `${format} default (q${defaults[format]})` }]);
+    }
+  }
+  if (target("avif", "good") !== undefined && target("webp", "good") !== undefined) {
+    rows.push([
+      "auto + q_auto:good, AVIF-capable Accept (smaller of avif and webp q_auto:good)",
+      { format: "auto", candidates: [auto("avif", "good"), auto("webp", "good")] },
+    ]);
+  }
+  return rows;
+}
+
 async function measure(images) {
-  const rows = new Map(modes.map(([name]) => [name, { bytes: [], ratio: [], ssim: [], ms: [] }]));
+  const rows = new Map(
+    modes.map(([name]) => [name, { bytes: [], ratio: [], ssim: [], ms: [], against: [], time: [] }]),
+  );
   let cases = 0;
   for (const [name, input] of images) {
     const { width: sourceWidth, height: sourceHeight } = await sharp(input).metadata();
@@ -107,24 +154,31 @@ async function measure(images) {
       const size = { width, height: Math.max(1, Math.round((sourceHeight * width) / sourceWidth)) };
       cases += 1;
       const reference = await pixels((await transform(input, size, { format: "png", quality: 100 })).data);
+      const made = new Map();
       let jpegBytes;
       for (const [mode, output] of modes) {
         const candidates = output.candidates ?? [output];
         if (!candidates.every((one) => codec.capabilities.outputFormats.includes(one.format))) continue;
         let data;
         let ms = 0;
-        for (const candidate of candidates) {
-          const made = await transform(input, size, candidate);
-          ms += made.ms;
-          if (data === undefined || made.data.byteLength < data.byteLength) data = made.data;
+        for (const { against, ...candidate } of candidates) {
+          const one = await transform(input, size, candidate);
+          ms += one.ms;
+          if (data === undefined || one.data.byteLength < data.byteLength) data = one.data;
         }
-        const score = ssim(reference, await pixels(data)).mssim;
+        const score = ssim(reference, await pixels(data), { ssim: metric }).mssim;
         jpegBytes ??= data.byteLength;
+        made.set(mode, { bytes: data.byteLength, ms });
         const row = rows.get(mode);
         row.bytes.push(data.byteLength);
         row.ratio.push(data.byteLength / jpegBytes);
         row.ssim.push(score);
         row.ms.push(ms);
+        const base = output.against === undefined ? undefined : made.get(output.against);
+        if (base !== undefined) {
+          row.against.push(data.byteLength / base.bytes);
+          row.time.push(ms / base.ms);
+        }
       }
       process.stderr.write(`${name} @ ${width}\n`);
     }
@@ -132,21 +186,25 @@ async function measure(images) {
   return { rows, cases };
 }
 
+const quantile = (values, q) => [...values].sort((a, b) => a - b)[Math.floor(q * (values.length - 1))];
+
 function report(title, images, { rows, cases }) {
   console.log(
-    `\n${title}, codec ${codecName}: ${images.length} images, ${cases} image-width cases (widths ${WIDTHS.join(", ")})`,
+    `\n${title}, codec ${codecName}: ${images.length} images, ${cases} image-width cases (widths ${WIDTHS.join(", ")}), SSIM ${metric}`,
   );
   console.log(
-    "| mode | median bytes | median bytes / JPEG q80 | median SSIM | lowest SSIM | median encode ms |",
+    "| mode | median bytes | / JPEG q80 | / default | median SSIM | p10 SSIM | lowest SSIM | median encode ms | time / default |",
   );
-  console.log("|---|---:|---:|---:|---:|---:|");
+  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const [mode, row] of rows) {
     if (row.bytes.length === 0) {
-      console.log(`| ${mode} | not written by this codec | | | | |`);
+      console.log(`| ${mode} | not written by this codec | | | | | | | |`);
       continue;
     }
+    const against = row.against.length === 0 ? "" : `${median(row.against).toFixed(2)}x`;
+    const time = row.time.length === 0 ? "" : `${median(row.time).toFixed(2)}x`;
     console.log(
-      `| ${mode} | ${Math.round(median(row.bytes))} | ${median(row.ratio).toFixed(2)}x | ${median(row.ssim).toFixed(4)} | ${Math.min(...row.ssim).toFixed(4)} | ${median(row.ms).toFixed(1)} |`,
+      `| ${mode} | ${Math.round(median(row.bytes))} | ${median(row.ratio).toFixed(2)}x | ${against} | ${median(row.ssim).toFixed(4)} | ${quantile(row.ssim, 0.1).toFixed(4)} | ${Math.min(...row.ssim).toFixed(4)} | ${median(row.ms).toFixed(1)} | ${time} |`,
     );
   }
 }

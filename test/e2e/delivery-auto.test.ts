@@ -1,10 +1,9 @@
 import { readFileSync } from "node:fs";
 import { encodeAnimation, photoCorpus } from "@pixport/testing";
-import { variantUrl } from "@pixport/url-signer";
 import sharp from "sharp";
 import { ssim } from "ssim.js";
 import { beforeAll, describe, expect, it } from "vitest";
-import { CODECS, call, newKey, upload, useServer } from "./harness.js";
+import { CODECS, call, newKey, shownPixels, upload, useServer, variantGetter } from "./harness.js";
 
 const SECRET = "auto-delivery-secret-0123456789";
 const MODERN = "image/avif,image/webp";
@@ -15,15 +14,7 @@ const MODERN = "image/avif,image/webp";
  */
 const TARGET_SSIM = 0.9;
 
-/** Luma-comparable RGBA pixels of `bytes`, flattened onto black as the variants are. */
-async function pixels(bytes: Uint8Array) {
-  const { data, info } = await sharp(bytes)
-    .flatten({ background: "#000" })
-    .ensureAlpha()
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  return { data: new Uint8ClampedArray(data), width: info.width, height: info.height };
-}
+const pixels = shownPixels;
 
 /** Whether some pixel of `bytes` is not fully opaque. */
 async function transparent(bytes: Uint8Array): Promise<boolean> {
@@ -40,13 +31,7 @@ describe.each(CODECS)("auto answers the smallest acceptable format (%s)", (codec
     expect((await call(running.url, "POST", `/v1/images/${id}/publish`, { key })).status).toBe(201);
     return id;
   };
-  const get = async (imageId: string, modifiers: string[], ext: string, accept = "*/*") =>
-    call(
-      running.url,
-      "GET",
-      await variantUrl({ base: running.url, secret: SECRET, imageId, modifiers, ext: ext as never }),
-      { headers: { accept } },
-    );
+  const get = variantGetter(running, SECRET);
 
   beforeAll(async () => {
     key = await newKey(running.server, "live", `auto-${codec}`);

@@ -202,9 +202,9 @@ describe.each(CODECS)("default quality per output format (%s)", (codec) => {
 
   const same = (a: Uint8Array, b: Uint8Array) => Buffer.from(a).equals(Buffer.from(b));
 
-  it("without q_, each format uses its own default (AVIF 64, WebP 82, JPEG 80); a given q_ wins", async () => {
+  it("without q_, each format uses its own default (AVIF 62, WebP 82, JPEG 80); a given q_ wins", async () => {
     const avif = await get(plain, ["w_200"], "avif");
-    expect(same(avif, await get(plain, ["w_200", "q_64"], "avif"))).toBe(true);
+    expect(same(avif, await get(plain, ["w_200", "q_62"], "avif"))).toBe(true);
     expect(same(avif, await get(plain, ["w_200", "q_80"], "avif"))).toBe(false);
     expect(same(await get(plain, ["w_200"], "jpg"), await get(plain, ["w_200", "q_80"], "jpg"))).toBe(true);
     expect(same(await get(plain, ["w_200"], "webp"), await get(plain, ["w_200", "q_82"], "webp"))).toBe(true);

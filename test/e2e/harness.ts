@@ -11,6 +11,7 @@ import type { KeyKind } from "@pixport/core";
 import { createHttpHandler } from "@pixport/http";
 import { createExpressRouter } from "@pixport/http-express";
 import { createApiKey, type PixportServer, resolveServerConfig, startPixportServer } from "@pixport/server";
+import { variantUrl } from "@pixport/url-signer";
 import express from "express";
 import sharp from "sharp";
 import { afterAll, beforeAll } from "vitest";
@@ -377,4 +378,30 @@ export async function startExpressNode(
       await once(server, "close");
     },
   };
+}
+
+/** GETs the variant URL signed with `secret` of an image on `running`, sending `accept`. */
+export function variantGetter(
+  running: ServerHandle,
+  secret: string,
+): (imageId: string, modifiers: string[], ext: string, accept?: string) => Promise<ApiResponse> {
+  return async (imageId, modifiers, ext, accept = "*/*") =>
+    call(
+      running.url,
+      "GET",
+      await variantUrl({ base: running.url, secret, imageId, modifiers, ext: ext as never }),
+      { headers: { accept } },
+    );
+}
+
+/** RGBA pixels of `bytes` flattened onto black, as variants are, in the shape ssim.js reads. */
+export async function shownPixels(
+  bytes: Uint8Array,
+): Promise<{ data: Uint8ClampedArray; width: number; height: number }> {
+  const { data, info } = await sharp(bytes)
+    .flatten({ background: "#000" })
+    .ensureAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return { data: new Uint8ClampedArray(data), width: info.width, height: info.height };
 }

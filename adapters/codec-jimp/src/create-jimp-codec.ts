@@ -21,6 +21,7 @@ import {
   TRANSFORM_STEP_TYPES,
   unsupportedOperation,
 } from "@pixport/core/adapter-kit";
+import { AUTO_QUALITY_FORMATS, encodeAutoQuality } from "./auto-quality.js";
 import { type Bitmap, crop, isOpaque, mirror } from "./bitmap.js";
 import { checkHeader, decode, decodeFrames, encodeFrames } from "./codecs.js";
 import { asBuffer } from "./errors.js";
@@ -42,6 +43,7 @@ const CAPABILITIES: CodecCapabilities = Object.freeze({
   // jsquash's WebP build has no animation API: animated WebP is refused by the core (422).
   animation: ["gif"] as const,
   smartCrop: ["entropy", "attention"] as const,
+  autoQuality: AUTO_QUALITY_FORMATS,
 });
 
 /**
@@ -211,13 +213,21 @@ export async function transformInThread(
     results.push(bitmap);
   }
   const first = results[0]!;
-  const data = await encodeFrames({ ...animation, frames: results }, request.output);
+  const { output } = request;
+  const auto =
+    output.autoQuality !== undefined &&
+    results.length === 1 &&
+    (AUTO_QUALITY_FORMATS as readonly string[]).includes(output.format)
+      ? await encodeAutoQuality(first, output, output.autoQuality)
+      : undefined;
+  const data = auto?.data ?? (await encodeFrames({ ...animation, frames: results }, output));
   return {
     data,
-    format: request.output.format,
+    format: output.format,
     width: first.width,
     height: first.height,
     ...(results.length > 1 ? { frames: results.length } : {}),
+    ...(auto === undefined ? {} : { quality: auto.quality }),
   };
 }
 

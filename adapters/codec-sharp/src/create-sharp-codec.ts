@@ -7,6 +7,7 @@ import {
   TRANSFORM_STEP_TYPES,
 } from "@pixport/core/adapter-kit";
 import sharp from "sharp";
+import { AUTO_QUALITY_FORMATS } from "./auto-quality.js";
 import { probe } from "./header.js";
 import type { DecodedSource } from "./kept-source.js";
 import { parseSharpImageCodecOptions, type SharpImageCodecOptions } from "./options.js";
@@ -21,6 +22,7 @@ const CAPABILITIES: CodecCapabilities = Object.freeze({
   steps: TRANSFORM_STEP_TYPES,
   animation: ANIMATED_FORMATS,
   smartCrop: ["attention", "entropy"] as const,
+  autoQuality: AUTO_QUALITY_FORMATS,
 });
 
 /** The sharp codec: an {@link ImageCodec} that also tells how full its decoded-source cache is. */

@@ -4,6 +4,7 @@ import type { Size, SourceCache } from "@pixport/core/adapter-kit";
 import { ANIMATED_FORMATS, invalidImage, NOT_KEPT } from "@pixport/core/adapter-kit";
 import type { Metadata, Sharp, SharpOptions } from "sharp";
 import sharp from "sharp";
+import { AUTO_QUALITY_FORMATS, encodeAutoQuality } from "./auto-quality.js";
 import { encode } from "./encode.js";
 import { asBuffer, translateSharpError } from "./errors.js";
 import { frameCount, limitFor, orientedSize, ourFormat } from "./header.js";
@@ -171,9 +172,17 @@ async function renderEncoded(
 ): Promise<EncodedImage> {
   const { request, decodeOptions, bounded } = job;
   const passes = compilePasses(request.steps, start, decodeOptions);
-  const rendered = await render(first, start, startOpaque, passes, bounded, request.output);
+  const { output } = request;
+  const autoQuality =
+    output.autoQuality !== undefined && (AUTO_QUALITY_FORMATS as readonly string[]).includes(output.format)
+      ? output.autoQuality
+      : undefined;
+  // An automatic quality encodes the rendered pixels several times: no pass is fused with the encoder.
+  const rendered = await render(first, start, startOpaque, passes, bounded, autoQuality ? undefined : output);
   if ("data" in rendered && "format" in rendered) return rendered;
-  return await encode(bounded(rendered.source()), request.output);
+  if (autoQuality !== undefined)
+    return await encodeAutoQuality(rendered.source(), { ...output, autoQuality }, bounded);
+  return await encode(bounded(rendered.source()), output);
 }
 
 function processingTimeout(timeoutMs: number, cause?: unknown): ImagePipelineError {

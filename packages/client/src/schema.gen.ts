@@ -591,7 +591,7 @@ export interface components {
             /** @enum {string} */
             format: "jpeg" | "png" | "webp" | "avif" | "gif" | "tiff" | "jpg";
             /** @default 100 */
-            quality?: number;
+            quality?: "auto" | number;
             name?: string;
         };
         ResizeImageRequest: {
@@ -691,7 +691,7 @@ export interface components {
                 /** @enum {string} */
                 format: "jpeg" | "png" | "webp" | "avif" | "gif" | "tiff" | "jpg";
                 /** @default 100 */
-                quality?: number;
+                quality?: "auto" | number;
                 name?: string;
                 /** @constant */
                 op: "convert";

@@ -110,7 +110,7 @@ export const deliveryConfigSchema = z
     allowUnsigned: z.boolean().default(false),
     /**
      * Quality when a variant URL has no `q_`: one number, or per format (`{ avif: 55 }`; formats
-     * left out keep theirs). @default { jpeg: 80, webp: 82, avif: 64, png: 80, gif: 80, tiff: 80 }
+     * left out keep theirs). @default { jpeg: 80, webp: 82, avif: 62, png: 80, gif: 80, tiff: 80 }
      */
     defaultQuality: z
       .union([

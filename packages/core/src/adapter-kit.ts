@@ -5,7 +5,7 @@
  * everything they do. See docs/adapter-kit.md.
  *
  * - Codec kit: {@link defineImageCodec}, the shared codec errors, the transform steps a codec
- *   receives and their output sizes.
+ *   receives and their output sizes, the automatic quality's search and probe.
  * - {@link SourceCache}: decoded sources kept between requests.
  * - Pagination of image listings for ImageRepository implementations.
  * - Blob keys: where an image's private bytes and public copy live, and the key check every
@@ -18,6 +18,18 @@
  * - Options parsing and small helpers adapters share.
  */
 
+export {
+  AUTO_QUALITY_PROBES,
+  type AutoQualityEncoder,
+  type AutoQualityTarget,
+  correctedQuality,
+  encodeAtAutoQuality,
+  type PixelData,
+  probeSsimMaxSize,
+  type QualityPoint,
+  qualityProbe,
+  searchQuality,
+} from "./auto-quality.js";
 export {
   type CutoutPixels,
   checkRemovalImageSize,

@@ -14,6 +14,7 @@ export { limitsSchema } from "./limits.js";
 export { CLIENT_HINT_HEADERS } from "./operations/client-hints.js";
 export { signedUrlSchema } from "./operations/deliver-variant.js";
 export { originNameSchema, originSettingsSchema } from "./operations/origin-url.js";
+export { AUTO_QUALITY_TARGETS } from "./operations/quality-levels.js";
 export { pipelineContext } from "./pipeline.js";
 export { billedUnits } from "./policies/billing.js";
 export { policyOptionsSchema, quotaPeriod } from "./policies/limits-policy.js";

@@ -76,8 +76,14 @@ export const convertSchema = z.object({
   format: oneOf(formatSpellings(IMAGE_FORMATS)).transform(
     (value) => formatFromSpelling(value) as ImageFormat,
   ),
-  /** @default 100 */
-  quality: integerBetween(1, 100).default(100),
+  /**
+   * 1..100, or `"auto"` (pixport's extension): the lowest quality that keeps the `good` level's SSIM
+   * target, chosen per image by the codec (its default quality for a format it cannot choose for).
+   * @default 100
+   */
+  quality: z
+    .union([z.literal("auto"), integerBetween(1, 100)], { error: "must be an integer between 1 and 100" })
+    .default(100),
   ...optionalName,
 });
 

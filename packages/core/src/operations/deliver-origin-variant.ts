@@ -3,7 +3,6 @@ import { type ImageRecord, MIME_TYPES } from "../image.js";
 import type { WorkGate } from "../policies/work-gate.js";
 import type { OriginSource } from "../ports/origin-source.js";
 import type { CachedVariant, VariantCache, VariantSigner } from "../ports/variant-cache.js";
-import { BLACK } from "../transforms/color.js";
 import { applyClientHints, CLIENT_HINT_HEADERS, type ClientHints } from "./client-hints.js";
 import { runCodec } from "./codec-runner.js";
 import type { PipelineContext } from "./context.js";
@@ -16,7 +15,7 @@ import {
   type ResolvedOriginSettings,
 } from "./origin-url.js";
 import type { DeliveredVariant, ResolvedDeliveryOptions } from "./variant-options.js";
-import { planVariant, type VariantCandidate, type VariantPlan } from "./variant-plan.js";
+import { candidateOutput, planVariant, type VariantCandidate, type VariantPlan } from "./variant-plan.js";
 import { boundedMemo, expandModifiers, sha256Hex } from "./variant-request.js";
 import { canonicalModifiers, type Extension, tokenKey } from "./variant-url.js";
 
@@ -117,7 +116,7 @@ async function computeOriginVariant(
       // The original's digest names its bytes, so the codec may keep it decoded like a stored image.
       sourceKey: `origin/${original.version}`,
       steps: candidate.steps,
-      output: { format: candidate.format, quality: candidate.quality, flattenBackground: BLACK },
+      output: candidateOutput(candidate),
       onError: { field: "path" },
       memory: { size: original, field: "path", frames: original.frames, signal },
     }).catch((error: unknown) => {

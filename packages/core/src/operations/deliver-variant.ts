@@ -3,14 +3,13 @@ import { type ImageRecord, MIME_TYPES } from "../image.js";
 import type { WorkGate } from "../policies/work-gate.js";
 import type { EncodedImage } from "../ports/image-codec.js";
 import type { CachedVariant, VariantCache, VariantSigner } from "../ports/variant-cache.js";
-import { BLACK } from "../transforms/color.js";
 import { applyClientHints, CLIENT_HINT_HEADERS } from "./client-hints.js";
 import { runCodec } from "./codec-runner.js";
 import { type Caller, loadImageBytes, type PipelineContext } from "./context.js";
 import type { ParsedImageBody } from "./inputs.js";
 import { createSignedUrl, type SignedUrl, type signedUrlSchema } from "./signed-url.js";
 import type { DeliveredVariant, ResolvedDeliveryOptions, VariantRequest } from "./variant-options.js";
-import { planVariant, type VariantCandidate, type VariantPlan } from "./variant-plan.js";
+import { candidateOutput, planVariant, type VariantCandidate, type VariantPlan } from "./variant-plan.js";
 import {
   boundedMemo,
   createVariantUrlResolver,
@@ -162,7 +161,7 @@ async function computeVariant(
     runCodec(context, {
       input: record,
       steps: candidate.steps,
-      output: { format: candidate.format, quality: candidate.quality, flattenBackground: BLACK },
+      output: candidateOutput(candidate),
       onError: "stored",
       memory: { size: record, field: "image", frames: record.frames, signal },
     });

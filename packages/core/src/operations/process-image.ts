@@ -2,11 +2,10 @@ import { ErrorCodes, isImagePipelineError, validationError } from "../errors.js"
 import { DEFAULT_LIMITS, type Limits } from "../limits.js";
 import type { EncodedImage, ImageCodec } from "../ports/image-codec.js";
 import type { TransformStepInput } from "../schemas.js";
-import { BLACK } from "../transforms/color.js";
 import { planOutputSize } from "../transforms/plan.js";
 import { type Caller, type PipelineContext, probeInput, processingTimeout } from "./context.js";
 import { parseTransformBody } from "./transform-body.js";
-import { assertOutputPixels, buildSteps } from "./transform-plan.js";
+import { assertOutputPixels, buildSteps, planOutput } from "./transform-plan.js";
 
 /** Options of {@link processImage}. */
 export interface ProcessImageOptions {
@@ -67,7 +66,7 @@ export async function processImage(
     return await options.codec.transform({
       input: bytes,
       steps: plan.steps,
-      output: { format: plan.format, quality: plan.quality, flattenBackground: BLACK },
+      output: planOutput(plan),
       limits: { maxInputPixels: limits.maxInputPixels, timeoutMs: limits.maxJobMs },
     });
   } catch (error) {

@@ -12,7 +12,6 @@ import type {
   transformSchema,
   watermarkSchema,
 } from "../schemas.js";
-import { BLACK } from "../transforms/color.js";
 import { planOutputSize } from "../transforms/plan.js";
 import {
   assertCodecSupports,
@@ -25,7 +24,14 @@ import {
 } from "./context.js";
 import { type Cancellable, type ImageBodyInput, type ParsedImageBody, parseImageId } from "./inputs.js";
 import { type ParsedStep, parseTransformBody } from "./transform-body.js";
-import { assertAnimationKept, assertOutputPixels, buildSteps, type Plan } from "./transform-plan.js";
+import {
+  assertAnimationKept,
+  assertOutputPixels,
+  buildSteps,
+  convertQuality,
+  type Plan,
+  planOutput,
+} from "./transform-plan.js";
 import { OPERATIONS, type OperationEntry } from "./transform-steps.js";
 
 /** Input of `mirror`: the source image id and `{mode, name?}`. */
@@ -74,7 +80,7 @@ async function runPlan(
   const encoded = await runCodec(context, {
     input: source,
     steps,
-    output: { format: plan.format, quality: plan.quality, flattenBackground: BLACK },
+    output: planOutput(plan),
     onError: "stored",
     memory: { size: source, field: plan.fields[0] ?? "body", frames: source.frames, signal },
     capabilitiesChecked: true,
@@ -106,7 +112,7 @@ async function runOperation<K extends TransformStepOp>(
       steps: built.steps,
       fields: built.steps.map(() => built.sizeField),
       format: built.format ?? source.format,
-      quality: built.quality ?? context.encodeQuality,
+      ...convertQuality(context, built.format ?? source.format, built.quality ?? context.encodeQuality),
     },
     (body as { name?: string }).name,
     input.signal,

@@ -1,10 +1,13 @@
 import type { z } from "zod";
+import type { AutoQualityTarget } from "../auto-quality.js";
 import { ErrorCodes, ImagePipelineError, isImagePipelineError, validationError } from "../errors.js";
 import { ANIMATED_FORMATS, type ImageFormat, type ImageRecord } from "../image.js";
 import { type Limits, outputPixelsIssue } from "../limits.js";
+import { BLACK } from "../transforms/color.js";
 import { type Size, stepOutputSize } from "../transforms/plan.js";
-import type { TransformStep } from "../transforms/steps.js";
+import type { OutputOptions, TransformStep } from "../transforms/steps.js";
 import type { PipelineContext } from "./context.js";
+import { autoQualityTarget } from "./quality-levels.js";
 import type { ParsedStep } from "./transform-body.js";
 import {
   type BuildContext,
@@ -13,6 +16,7 @@ import {
   OPERATIONS,
   type OperationEntry,
 } from "./transform-steps.js";
+import { DEFAULT_DELIVERY_QUALITY } from "./variant-options.js";
 
 /**
  * An animation written to an animated format the codec cannot animate would silently lose its
@@ -64,6 +68,28 @@ export interface Plan {
   fields: string[];
   format: ImageFormat;
   quality: number;
+  /** `quality: "auto"`: the codec chooses the quality for this target (`quality` is its first guess). */
+  autoQuality?: AutoQualityTarget;
+}
+
+/** The codec's output options of a plan. */
+export function planOutput(plan: Pick<Plan, "format" | "quality" | "autoQuality">): OutputOptions {
+  const { format, quality, autoQuality } = plan;
+  return { format, quality, flattenBackground: BLACK, ...(autoQuality === undefined ? {} : { autoQuality }) };
+}
+
+/**
+ * The quality of a `convert`: the one asked, or for `"auto"` the `good` level's target with the
+ * format's delivery default as the first guess (and the quality when the codec cannot choose).
+ */
+export function convertQuality(
+  context: Pick<PipelineContext, "codec">,
+  format: ImageFormat,
+  quality: number | "auto",
+): Pick<Plan, "quality" | "autoQuality"> {
+  if (quality !== "auto") return { quality };
+  const autoQuality = autoQualityTarget(context.codec, format, "good");
+  return { quality: DEFAULT_DELIVERY_QUALITY[format], ...(autoQuality === undefined ? {} : { autoQuality }) };
 }
 
 /** Builds every step of a fused transform against the image the previous steps produce. */
@@ -75,7 +101,7 @@ export async function buildSteps(
 ): Promise<Plan> {
   // The output is known before any step is built: the last convert's format, else the source's.
   let format = sourceFormat;
-  let quality = build.context.encodeQuality;
+  let quality: number | "auto" = build.context.encodeQuality;
   for (const step of parsed) {
     if (step.op === "convert") {
       format = step.body.format;
@@ -99,7 +125,7 @@ export async function buildSteps(
       current = stepOutputSize(produced, current);
     }
   }
-  return { steps, fields, format, quality };
+  return { steps, fields, format, ...convertQuality(build.context, format, quality) };
 }
 
 /** A step's validation error with its paths under `steps.<index>.`. */

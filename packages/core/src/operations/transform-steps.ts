@@ -31,9 +31,9 @@ export interface Current {
 /** What one operation's validated body turns into. */
 export interface BuiltStep {
   steps: TransformStep[];
-  /** `convert` only: the output format and quality. */
+  /** `convert` only: the output format and quality (`auto`: chosen per image, see `Plan`). */
   format?: ImageFormat;
-  quality?: number;
+  quality?: number | "auto";
   /** Request field blamed when a step's output is too large. */
   sizeField: string;
 }

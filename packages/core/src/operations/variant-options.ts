@@ -11,15 +11,16 @@ import { originNameSchema, originSettingsSchema } from "./origin-url.js";
 const qualitySchema = z.number().int().min(1).max(100);
 
 /**
- * Quality per output format when a variant URL has no `q_`, at about equal visual quality: WebP
- * q82 and AVIF q64 land within 0.004 of JPEG q80's median SSIM on the corpus of bench/bytes.mjs
- * (sharp: AVIF effort 1, 4:2:0), at 0.57x and 0.62x its median bytes; AVIF q80 would be as large
- * as the JPEG. Lossless formats ignore it.
+ * Quality per output format when a variant URL has no `q_`, at about equal visual quality: on the
+ * photo corpus of bench/bytes.mjs (sharp: AVIF effort 1, 4:2:0) WebP q82 lands at JPEG q80's median
+ * SSIM at 0.82x its median bytes, and AVIF q62 within 0.005 of it at 0.60x (the most AVIF may be
+ * below JPEG's SSIM for `auto`'s budget); AVIF q80 would be as large as the JPEG. Lossless formats
+ * ignore it.
  */
 export const DEFAULT_DELIVERY_QUALITY: Readonly<Record<ImageFormat, number>> = {
   jpeg: 80,
   webp: 82,
-  avif: 64,
+  avif: 62,
   png: 80,
   gif: 80,
   tiff: 80,
@@ -40,7 +41,7 @@ export const deliveryOptionsSchema = z.strictObject({
    * Quality when the URL has no `q_`: one number for every format, or per format (formats left
    * out keep their default). The defaults give AVIF, WebP and JPEG about the same SSIM on a photo
    * corpus (bench/bytes.mjs), so no format pays for another's scale.
-   * @default { jpeg: 80, webp: 82, avif: 64, png: 80, gif: 80, tiff: 80 }
+   * @default { jpeg: 80, webp: 82, avif: 62, png: 80, gif: 80, tiff: 80 }
    */
   defaultQuality: z
     .union([

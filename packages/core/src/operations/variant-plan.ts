@@ -1,9 +1,12 @@
+import type { AutoQualityTarget } from "../auto-quality.js";
 import { ErrorCodes, validationError } from "../errors.js";
 import { FILE_EXTENSIONS, type ImageFormat, type ImageRecord } from "../image.js";
 import { outputPixelsIssue } from "../limits.js";
+import { BLACK } from "../transforms/color.js";
 import { type Size, stepOutputSize } from "../transforms/plan.js";
-import type { TransformStep } from "../transforms/steps.js";
+import type { OutputOptions, TransformStep } from "../transforms/steps.js";
 import type { PipelineContext } from "./context.js";
+import { autoQualityTarget } from "./quality-levels.js";
 import { type AutoFormats, autoFormats, extensionFormat, originalAcceptable } from "./variant-format.js";
 import type { ResolvedDeliveryOptions } from "./variant-options.js";
 import type { ResolvedVariantUrl } from "./variant-request.js";
@@ -20,8 +23,23 @@ const VARIANT_RULES = "rules-2";
 /** One encoding a variant may be: a format, its quality and the steps for it. */
 export interface VariantCandidate {
   format: ImageFormat;
+  /** The quality, or with `autoQuality` the first one the search measures. */
   quality: number;
+  /** `q_auto`: the codec chooses the quality for this SSIM target. */
+  autoQuality?: AutoQualityTarget;
   steps: TransformStep[];
+}
+
+/** The codec's output options of a candidate. */
+export function candidateOutput(candidate: VariantCandidate): OutputOptions {
+  const { format, quality, autoQuality } = candidate;
+  return { format, quality, flattenBackground: BLACK, ...(autoQuality === undefined ? {} : { autoQuality }) };
+}
+
+/** A candidate as its cache key spells it: `avif@64`, or `avif@auto0.985` for an automatic quality. */
+function spell(candidate: VariantCandidate): string {
+  const { format, quality, autoQuality } = candidate;
+  return autoQuality === undefined ? `${format}@${quality}` : `${format}@auto${autoQuality.ssim}`;
 }
 
 /** What a variant is made of: the encodings to try, and the identity its cache key hashes. */
@@ -67,20 +85,25 @@ export function planVariant(
     const issue = tooLarge(format);
     if (issue !== null) throw validationError([issue], ErrorCodes.OUTPUT_TOO_LARGE);
     const quality = modifiers.q ?? options.defaultQuality[format];
-    return { format, quality, steps: variantSteps(modifiers, record, format, context.limits.maxOutputSide) };
+    const steps = variantSteps(modifiers, record, format, context.limits.maxOutputSide);
+    const auto =
+      modifiers.autoQuality === undefined
+        ? undefined
+        : autoQualityTarget(context.codec, format, modifiers.autoQuality);
+    return { format, quality, steps, ...(auto === undefined ? {} : { autoQuality: auto }) };
   };
   let plan: Pick<VariantPlan, "candidates" | "fallback" | "auto">;
   let output: string;
   if (ext === "auto") {
     const formats = autoFormats(accept, record, context, (format) => tooLarge(format) === null);
     plan = { ...autoCandidates(formats, candidate, record, finalSize), auto: true };
-    const spell = (one: VariantCandidate) => `${one.format}@${one.quality}`;
     // Keyed by what it may choose among (one Accept class), not by the Accept header itself.
     output = `auto:${plan.candidates.map(spell).join("+")}/${plan.fallback === undefined ? "" : spell(plan.fallback)}`;
   } else {
     const only = candidate(extensionFormat(ext));
     plan = { candidates: [only], auto: false };
-    output = `${only.format}|${only.quality}`;
+    output =
+      only.autoQuality === undefined ? `${only.format}|${only.quality}` : `${only.format}|${spell(only)}`;
   }
   // A variant that changes only the format or quality never costs more bytes than the original
   // it came from, when the original is one the request accepts (so it is part of the key).

@@ -3,10 +3,11 @@ import { BROWSER_FORMATS, type FormatSpelling, formatSpellings } from "../image.
 import { POSITIONS } from "../schemas.js";
 import { parseColor, type Rgba } from "../transforms/color.js";
 import type { Position } from "../transforms/steps.js";
+import { AUTO_QUALITY_LEVELS, type AutoQualityLevel } from "./quality-levels.js";
 
 /*
  * Variant URLs: the `{modifiers}.{ext}` file of `GET /v/{signature}/{image_id}/{file}` split,
- * its tokens parsed and validated (w_, h_, fit_, pos_, dpr_, q_, rot_, flip_, blur_, crop_, bg_,
+ * its tokens parsed and validated (w_, h_, fit_, pos_, dpr_, q_ and q_auto, rot_, flip_, blur_, crop_, bg_,
  * p_, exp_, enlarge_) and put in the one canonical order that is signed and cached. The steps are
  * in variant-steps.ts, the output format in variant-format.ts.
  */
@@ -39,6 +40,8 @@ export interface Modifiers {
   enlarge?: true;
   /** `w_auto` / `w_auto:{fallback}`: the width from client hints (client-hints.ts). */
   autoWidth?: { fallback?: number };
+  /** `q_auto` / `q_auto:{level}`: the quality chosen per image for the level's SSIM target. */
+  autoQuality?: AutoQualityLevel;
 }
 
 /** The key of a `key_value` token. */
@@ -97,7 +100,7 @@ function parseCrop(value: string): NonNullable<Modifiers["crop"]> | Refusal {
 
 /** One parser per modifier key. */
 const TOKEN_PARSERS: {
-  [K in Exclude<keyof Modifiers, "autoWidth">]-?: TokenParser<NonNullable<Modifiers[K]>>;
+  [K in Exclude<keyof Modifiers, "autoWidth" | "autoQuality">]-?: TokenParser<NonNullable<Modifiers[K]>>;
 } = {
   w: ranged(integer, 1, 10_000, "must be an integer between 1 and 10000"),
   h: ranged(integer, 1, 10_000, "must be an integer between 1 and 10000"),
@@ -132,6 +135,15 @@ function parseAutoWidth(value: string): number | undefined | Refusal {
     : new Refusal("must be w_auto or w_auto:{fallback width}, an integer between 1 and 10000");
 }
 
+/** `auto` or `auto:{level}`: the level (`good` when none is named). */
+function parseAutoQuality(value: string): AutoQualityLevel | Refusal {
+  if (value === "auto") return "good";
+  const level = value.slice("auto:".length);
+  return (AUTO_QUALITY_LEVELS as readonly string[]).includes(level)
+    ? (level as AutoQualityLevel)
+    : new Refusal(`must be q_auto or q_auto:{level}, a level of ${AUTO_QUALITY_LEVELS.join(", ")}`);
+}
+
 /** Parses tokens; every bad token is one issue named by the token itself. */
 export function parseTokens(tokens: readonly string[], presets: Readonly<Record<string, string>>): Modifiers {
   const issues: { path: string; message: string }[] = [];
@@ -148,6 +160,12 @@ export function parseTokens(tokens: readonly string[], presets: Readonly<Record<
       const fallback = parseAutoWidth(token.slice(2));
       if (fallback instanceof Refusal) issues.push({ path: token, message: fallback.message });
       else result.autoWidth = fallback === undefined ? {} : { fallback };
+      continue;
+    }
+    if (key === "q" && /^auto(:|$)/.test(token.slice(2))) {
+      const level = parseAutoQuality(token.slice(2));
+      if (level instanceof Refusal) issues.push({ path: token, message: level.message });
+      else result.autoQuality = level;
       continue;
     }
     if (!Object.hasOwn(TOKEN_PARSERS, key)) {

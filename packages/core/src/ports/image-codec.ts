@@ -17,6 +17,13 @@ export interface CodecCapabilities {
   animation?: readonly ImageFormat[];
   /** Smart-crop strategies the codec offers for resize `position` with `fit: cover`. Absent: none. */
   smartCrop?: readonly SmartCropStrategy[];
+  /**
+   * Formats whose quality the codec can choose itself (`output.autoQuality`): it measures its own
+   * encodes against the rendered pixels and keeps the lowest quality within the SSIM target, in at
+   * most `AUTO_QUALITY_PROBES` measured encodes plus the final one. The core sends `autoQuality`
+   * only for these formats. Absent: none.
+   */
+  autoQuality?: readonly ImageFormat[];
 }
 
 /** Content-aware crop strategies (`entropy`: the busiest region; `attention`: the most salient). */
@@ -56,6 +63,8 @@ export interface EncodedImage {
   height: number;
   /** Frames written (absent or 1: a still image). */
   frames?: number;
+  /** The quality an automatic quality (`output.autoQuality`) chose; absent otherwise. */
+  quality?: number;
 }
 
 /** Decoder safety limits, enforced by the codec while decoding as a second line of defence. */

@@ -1,3 +1,4 @@
+import type { AutoQualityTarget } from "../auto-quality.js";
 import type { ImageFormat } from "../image.js";
 import type { Rgba } from "./color.js";
 
@@ -134,4 +135,10 @@ export interface OutputOptions {
   quality: number;
   /** Colour that transparency is flattened onto when `format` has no alpha (jpeg). */
   flattenBackground: Rgba;
+  /**
+   * Automatic quality, for a format of the codec's `capabilities.autoQuality`: encode at the lowest
+   * quality found to keep this SSIM (searched from `quality`, see `searchQuality`), not at `quality`.
+   * Absent: `quality` as given.
+   */
+  autoQuality?: AutoQualityTarget;
 }

@@ -5,9 +5,11 @@ import {
   Colors,
   decodeRaw,
   describeEncoded,
+  encodePixels,
   halvesImage,
   noiseImage,
   orientedJpeg,
+  paintPixels,
   pixelAt,
 } from "../fixtures/images.js";
 import { type CodecHarness, EXACT, LOSSY } from "./image-codec-harness.js";
@@ -16,7 +18,60 @@ export function describeEncode(h: CodecHarness): void {
   describe("encode", () => {
     encodeFormatsAndQuality(h);
     encodeTransparency(h);
+    encodeAutoQuality(h);
   });
+}
+
+/** A photo-like picture: smooth gradients under mild deterministic grain. */
+function gradientImage(width: number, height: number): Promise<Uint8Array> {
+  let state = 7;
+  const grain = () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return (state >>> 28) - 8;
+  };
+  const clamp = (value: number) => Math.max(0, Math.min(255, Math.round(value)));
+  return encodePixels(
+    paintPixels(width, height, (x, y) => ({
+      r: clamp((255 * x) / width + grain()),
+      g: clamp(128 + 100 * Math.sin(y / 9) + grain()),
+      b: clamp((255 * y) / height + grain()),
+      alpha: 1,
+    })),
+    "png",
+  );
+}
+
+function encodeAutoQuality(h: CodecHarness): void {
+  const { check, run } = h;
+  // Whole outputs are searched directly, larger ones on a probe: both sizes.
+  for (const [width, height] of [
+    [96, 80],
+    [360, 240],
+  ] as const) {
+    check(
+      "encode",
+      `autoQuality: a stricter SSIM target never chooses a lower quality (${width} x ${height})`,
+      async () => {
+        const input = await gradientImage(width, height);
+        for (const format of h.codec.capabilities.autoQuality ?? []) {
+          const range = { min: 20, max: 95 };
+          const loose = await run(input, [], { format, quality: 70, autoQuality: { ssim: 0.9, ...range } });
+          const strict = await run(input, [], {
+            format,
+            quality: 70,
+            autoQuality: { ssim: 0.995, ...range },
+          });
+          for (const chosen of [loose, strict]) {
+            expect([chosen.image.width, chosen.image.height]).toEqual([width, height]);
+            expect(chosen.encoded.quality, `${format}: the quality chosen`).toBeGreaterThanOrEqual(range.min);
+            expect(chosen.encoded.quality, `${format}: the quality chosen`).toBeLessThanOrEqual(range.max);
+          }
+          expect(loose.encoded.quality!, format).toBeLessThan(strict.encoded.quality!);
+          expect(loose.encoded.data.byteLength, format).toBeLessThan(strict.encoded.data.byteLength);
+        }
+      },
+    );
+  }
 }
 
 function encodeFormatsAndQuality(h: CodecHarness): void {

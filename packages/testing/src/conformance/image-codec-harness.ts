@@ -96,6 +96,7 @@ export function createCodecHarness(options: ImageCodecConformanceOptions): Codec
         format,
         quality: output.quality ?? 90,
         flattenBackground: output.flattenBackground ?? Colors.black,
+        ...(output.autoQuality === undefined ? {} : { autoQuality: output.autoQuality }),
       },
       limits,
     });
