@@ -7,7 +7,12 @@ import { applyClientHints, CLIENT_HINT_HEADERS, type ClientHints } from "./clien
 import { runCodec } from "./codec-runner.js";
 import type { PipelineContext } from "./context.js";
 import { createEtags, createSingleFlight, encodeSmallest } from "./deliver-variant.js";
-import { type ConfiguredOrigin, createOriginals, type Original } from "./origin-originals.js";
+import {
+  type ConfiguredOrigin,
+  createOriginals,
+  type Original,
+  type OriginalHeader,
+} from "./origin-originals.js";
 import {
   ORIGIN_NAME_PATTERN,
   originSettingsSchema,
@@ -85,7 +90,7 @@ function checkUnsigned(settings: ResolvedOriginSettings, name: string, tokens: s
 }
 
 /** The original as the record-shaped source the planner reads (size, format, frames). */
-function sourceOf(original: Original, account: string | undefined): ImageRecord {
+function sourceOf(original: OriginalHeader, account: string | undefined): ImageRecord {
   return {
     id: "origin",
     accountId: account ?? "",
@@ -94,7 +99,7 @@ function sourceOf(original: Original, account: string | undefined): ImageRecord 
     format: original.format,
     width: original.width,
     height: original.height,
-    size: original.data.byteLength,
+    size: original.size,
     createdAt: new Date(0).toISOString(),
     blobKey: "origin",
     url: null,
@@ -179,6 +184,37 @@ function createOriginVerifier(signer: VariantSigner | undefined) {
   };
 }
 
+/**
+ * Plans of origin variants with their cache keys, remembered (bounded): hits repeat the same URLs,
+ * and planning walks the steps twice and hashes twice over Web Crypto. A plan depends on the URL,
+ * the hinted width, what `Accept` allows and the original's version.
+ */
+function createOriginPlanner(context: PipelineContext, options: ResolvedDeliveryOptions) {
+  const plans = boundedMemo<{ plan: VariantPlan; key: string; pathKey: string }>(10_000);
+  return async (
+    request: OriginVariantRequest,
+    rawPath: string,
+    url: ResolvedVariantUrlOf,
+    source: ImageRecord,
+    version: string,
+  ) => {
+    const memoKey = `${request.origin}\n${rawPath}|${url.file}|${url.hintedWidth ?? ""}|${version}|${request.accept ?? ""}`;
+    let known = plans.get(memoKey);
+    if (known === undefined) {
+      const plan = planVariant(context, options, url, source, request.accept);
+      known = {
+        plan,
+        key: `${(await sha256Hex(`${plan.identity}|src=${version}`)).slice(0, 40)}.${plan.keyExtension}`,
+        pathKey: (await sha256Hex(`${request.origin}\n${rawPath}`)).slice(0, 40),
+      };
+      plans.set(memoKey, known);
+    }
+    return known;
+  };
+}
+
+type ResolvedVariantUrlOf = Parameters<typeof planVariant>[2];
+
 export function createOriginDelivery(
   context: PipelineContext,
   dependencies: OriginDeliveryDependencies,
@@ -189,6 +225,7 @@ export function createOriginDelivery(
   const cachedOrComputed = createSingleFlight(dependencies.cache, dependencies.reserveMiss);
   const etagOf = createEtags();
   const verify = createOriginVerifier(dependencies.signer);
+  const planned = createOriginPlanner(context, options);
 
   async function deliver(request: OriginVariantRequest): Promise<DeliveredVariant> {
     const origin = ORIGIN_NAME_PATTERN.test(request.origin) ? origins.get(request.origin) : undefined;
@@ -208,25 +245,35 @@ export function createOriginDelivery(
     // The signature first: a forged URL costs an HMAC, never a fetch.
     await verify(request, origin.settings, tokens, path.ext);
     const modifiers = expandModifiers(tokens, options, context.clock);
-    const original = await originals.get(request.origin, path.segments, request.signal);
+    // A hit needs the original's header only; its bytes are read for a miss.
+    const header =
+      originals.freshHeader(request.origin, path.segments) ??
+      (await originals.get(request.origin, path.segments, request.signal));
     const account = origin.settings.account;
-    const source = sourceOf(original, account);
+    const source = sourceOf(header, account);
     const file = `${request.modifiers}.${path.ext}`;
     const url = applyClientHints(
       { modifiers, ext: path.ext as Extension, tokens, file },
       request.hints,
       source,
     );
-    const plan = planVariant(context, options, url, source, request.accept);
-    const pathKey = (await sha256Hex(`${request.origin}\n${path.raw}`)).slice(0, 40);
-    const key = `${(await sha256Hex(`${plan.identity}|src=${original.version}`)).slice(0, 40)}.${plan.keyExtension}`;
-    const { variant, state } = await cachedOrComputed(`o/${request.origin}/${pathKey}`, account, key, () =>
-      computeOriginVariant(context, dependencies.gate, original, plan, request.signal),
+    const { plan, key, pathKey } = await planned(request, path.raw, url, source, header.version);
+    const { variant, state } = await cachedOrComputed(
+      `o/${request.origin}/${pathKey}`,
+      account,
+      key,
+      async () => {
+        const original =
+          "data" in header
+            ? (header as Original)
+            : await originals.get(request.origin, path.segments, request.signal);
+        return computeOriginVariant(context, dependencies.gate, original, plan, request.signal);
+      },
     );
     const maxAge =
       modifiers.exp === undefined
-        ? `public, max-age=${original.freshSeconds}`
-        : `private, max-age=${Math.max(0, Math.min(modifiers.exp - Math.floor(context.clock.now().getTime() / 1000), original.freshSeconds))}`;
+        ? `public, max-age=${header.freshSeconds}`
+        : `private, max-age=${Math.max(0, Math.min(modifiers.exp - Math.floor(context.clock.now().getTime() / 1000), header.freshSeconds))}`;
     return {
       data: variant.data,
       contentType: variant.contentType,

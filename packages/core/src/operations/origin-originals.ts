@@ -1,5 +1,6 @@
 import { ErrorCodes, ImagePipelineError, isImagePipelineError } from "../errors.js";
 import type { ImageFormat } from "../image.js";
+import { LruMap } from "../lru.js";
 import { createWorkGate, type WorkGate } from "../policies/work-gate.js";
 import type { OriginAnswer, OriginSource, OriginValidators } from "../ports/origin-source.js";
 import type { VariantCache } from "../ports/variant-cache.js";
@@ -14,17 +15,23 @@ import { sha256Hex } from "./variant-request.js";
  * revalidated with the origin's validators (a 304 keeps the bytes, no refetch).
  */
 
-/** What delivery needs of an original: its bytes, its header and the version its variants key on. */
-export interface Original {
-  data: Uint8Array;
+/** What delivery needs of an original to plan a variant and key it: everything but its bytes. */
+export interface OriginalHeader {
   /** Hex digest of the bytes: changes exactly when the original changes. */
   version: string;
   format: ImageFormat;
   width: number;
   height: number;
   frames: number;
+  /** Bytes of the original. */
+  size: number;
   /** Seconds the original stays fresh from now (the variants' `max-age`). */
   freshSeconds: number;
+}
+
+/** An original with its bytes. */
+export interface Original extends OriginalHeader {
+  data: Uint8Array;
 }
 
 /** The header of a cached original, framed before its bytes in one blob (one write, never torn). */
@@ -135,8 +142,13 @@ function toOriginal(
     width: meta.width,
     height: meta.height,
     frames: meta.frames,
-    freshSeconds: Math.max(0, Math.floor((freshUntil - context.clock.now().getTime()) / 1000)),
+    size: data.byteLength,
+    freshSeconds: freshSecondsOf(context, freshUntil),
   };
+}
+
+function freshSecondsOf(context: PipelineContext, freshUntil: number): number {
+  return Math.max(0, Math.floor((freshUntil - context.clock.now().getTime()) / 1000));
 }
 
 /**
@@ -239,28 +251,49 @@ export function createOriginals(
   for (const [name, origin] of origins) gates.set(name, createWorkGate(origin.settings.fetches));
   const state: OriginalsState = { context, originals, gates, confirmed: new Map() };
   const inflight = new Map<string, Promise<Original>>();
+  // The headers of originals this node read, while fresh: a hit plans and keys its variant from
+  // them and reads no bytes (the bytes are read on a miss only). Another node's revalidation is
+  // seen once this node's copy is no longer fresh, as the origin's max-age allows.
+  const headers = new LruMap<string, { header: Omit<OriginalHeader, "freshSeconds">; freshUntil: number }>({
+    maxEntries: 10_000,
+  });
+  const remember = (pathId: string, original: Original): Original => {
+    const { data: _data, freshSeconds, ...header } = original;
+    headers.set(pathId, { header, freshUntil: context.clock.now().getTime() + freshSeconds * 1000 });
+    return original;
+  };
 
   return {
+    /** The header of the original at `segments` when this node read it and it is still fresh. */
+    freshHeader(name: string, segments: readonly string[]): OriginalHeader | undefined {
+      const known = headers.get(`${name}\n${segments.join("/")}`);
+      if (known === undefined || known.freshUntil <= context.clock.now().getTime()) return undefined;
+      return { ...known.header, freshSeconds: freshSecondsOf(context, known.freshUntil) };
+    },
+
     /** The original at `segments` of origin `name`: cached and fresh, revalidated, or fetched. */
     async get(name: string, segments: readonly string[], signal?: AbortSignal): Promise<Original> {
       const origin = origins.get(name);
       if (origin === undefined) {
         throw new ImagePipelineError(ErrorCodes.ORIGIN_NOT_FOUND, `No origin is named ${name}.`);
       }
-      const key = (await sha256Hex(`${name}\n${segments.join("/")}`)).slice(0, 40);
+      const pathId = `${name}\n${segments.join("/")}`;
+      const key = (await sha256Hex(pathId)).slice(0, 40);
       const stored = await originals.get(`o/${name}`, key);
       const held = stored === null ? null : unframe(stored.data);
       if (held !== null) {
         const freshUntil = Math.max(held.meta.freshUntil, state.confirmed.get(key) ?? 0);
         if (freshUntil > context.clock.now().getTime()) {
-          return toOriginal(context, held.meta, held.data, freshUntil);
+          return remember(pathId, toOriginal(context, held.meta, held.data, freshUntil));
         }
       }
       // Concurrent misses of one original fetch it once on this node.
       const flightKey = `${name}/${key}`;
       let flight = inflight.get(flightKey);
       if (flight === undefined) {
-        flight = fetchOriginal(state, name, origin, segments, key, held);
+        flight = fetchOriginal(state, name, origin, segments, key, held).then((original) =>
+          remember(pathId, original),
+        );
         inflight.set(flightKey, flight);
         const forget = () => inflight.delete(flightKey);
         flight.then(forget, forget);
