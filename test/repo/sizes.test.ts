@@ -35,8 +35,6 @@ const LIMITS = {
  * mends it. Nothing may be added here.
  */
 const EXEMPTIONS: Readonly<Record<string, string>> = {
-  "adapters/fetch-node/src/create-http-origin-source.ts#createHttpOriginSource":
-    "request, redirects and caching in one closure; split pending",
   "packages/playground/app/main.ts": "every view of the browser app in one file; split pending",
   "packages/playground/src/index.ts#createPlaygroundSite": "every site route in one closure; split pending",
   "packages/testing/src/fixtures/document-suite.ts": "test fixture (page data); split pending",

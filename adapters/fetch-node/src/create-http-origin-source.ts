@@ -1,27 +1,16 @@
-import type { LookupAddress } from "node:dns";
-import { lookup as dnsLookup } from "node:dns";
-import { request as httpRequest, type IncomingMessage } from "node:http";
-import { request as httpsRequest } from "node:https";
-import { isIP } from "node:net";
-import {
-  ErrorCodes,
-  ImagePipelineError,
-  isImagePipelineError,
-  type OriginAnswer,
-  type OriginSource,
-  sniffImageFormat,
-} from "@pixport/core";
+import type { IncomingMessage } from "node:http";
+import { isImagePipelineError, type OriginAnswer, type OriginSource } from "@pixport/core";
 import {
   cacheControlMaxAge,
   type OriginGetRequest,
   type OriginValidators,
   originError,
-  originNotImage,
-  originTooLarge,
   parseOptions,
 } from "@pixport/core/adapter-kit";
 import { z } from "zod";
 import { blockedAddressReason } from "./ip-address.js";
+import { readOriginBody } from "./origin-body.js";
+import { type OriginConnectSettings, originTimeout, sendOriginRequest } from "./origin-connect.js";
 
 const isFunction = (value: unknown) => typeof value === "function";
 
@@ -67,9 +56,6 @@ export type HttpOriginSourceOptions = z.input<typeof httpOriginSourceOptionsSche
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
-const timeoutError = (what: string) =>
-  new ImagePipelineError(ErrorCodes.ORIGIN_TIMEOUT, `The origin did not ${what} in time.`);
-
 /**
  * An origin source on an HTTP(S) server: `{path}` is appended to `baseUrl`, each segment encoded
  * again. Requests carry only `Accept`, `Accept-Encoding: identity`, `User-Agent`, the configured
@@ -90,147 +76,28 @@ export function createHttpOriginSource(options: HttpOriginSourceOptions): Origin
   const policy =
     config.addressPolicy ??
     ((address: string) => (config.allowPrivateNetwork ? null : blockedAddressReason(address)));
-  const refused = (address: string) =>
-    originError(
-      "The origin resolves to an address this server may not connect to.",
-      new Error(`${address}: ${policy(address)}`),
-    );
-
-  /** The name look-up of every connection: all answers checked, the first one used. */
-  const lookup = (
-    hostname: string,
-    _options: unknown,
-    callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void,
-  ) => {
-    dnsLookup(hostname, { all: true, verbatim: true }, (error, answers) => {
-      if (error !== null) return callback(error, []);
-      const bad = answers.find((answer) => policy(answer.address) !== null);
-      if (bad !== undefined) return callback(refused(bad.address), []);
-      const first = answers[0];
-      if (first === undefined) return callback(new Error(`${hostname} has no address`), []);
-      callback(null, [first]);
-    });
-  };
-
-  const allowedType = (declared: string | undefined) => {
-    if (declared === undefined || declared === "") return true;
-    const type = declared.split(";")[0]!.trim().toLowerCase();
-    return config.contentTypes.some((pattern) =>
-      pattern.endsWith("/*") ? type.startsWith(pattern.slice(0, -1)) : type === pattern,
-    );
-  };
-
-  function send(url: URL, request: OriginGetRequest): Promise<IncomingMessage> {
-    const literal = url.hostname.replace(/^\[(.*)\]$/, "$1");
-    if (isIP(literal) !== 0 && policy(literal) !== null) return Promise.reject(refused(literal));
-    const validators = request.validators ?? {};
-    return new Promise((resolve, reject) => {
-      const outgoing = (url.protocol === "https:" ? httpsRequest : httpRequest)(url, {
-        method: "GET",
-        headers: {
-          ...config.headers,
-          Accept: "image/*",
-          "Accept-Encoding": "identity",
-          "User-Agent": config.userAgent,
-          ...(validators.etag === undefined ? {} : { "If-None-Match": validators.etag }),
-          ...(validators.lastModified === undefined ? {} : { "If-Modified-Since": validators.lastModified }),
-        },
-        agent: false,
-        lookup: lookup as never,
-        maxHeaderSize: config.maxHeaderBytes,
-        ...(config.ca === undefined ? {} : { ca: config.ca }),
-        ...(request.signal === undefined ? {} : { signal: request.signal }),
-      });
-      const connectTimer = setTimeout(
-        () => outgoing.destroy(timeoutError("accept the connection")),
-        config.connectTimeoutMs,
-      );
-      outgoing.once("socket", (socket) => {
-        const connected = () => {
-          clearTimeout(connectTimer);
-          // Defence in depth: the peer actually connected must pass the same policy.
-          const peer = socket.remoteAddress ?? "";
-          if (policy(peer) !== null) outgoing.destroy(refused(peer));
-        };
-        if (socket.connecting) socket.once("connect", connected);
-        else connected();
-      });
-      outgoing.once("response", (response) => {
-        clearTimeout(connectTimer);
-        resolve(response);
-      });
-      outgoing.once("error", (error) => {
-        clearTimeout(connectTimer);
-        reject(error);
-      });
-      outgoing.end();
-    });
-  }
-
-  const nextHop = (from: URL, location: string | undefined): URL => {
-    let next: URL;
-    try {
-      next = new URL(location ?? "", from);
-    } catch (error) {
-      throw originError("The origin redirected to an invalid location.", error);
-    }
-    const sameOrigin = next.origin === base.origin;
-    if (!sameOrigin && !(/^https?:$/.test(next.protocol) && config.redirectHosts.includes(next.hostname))) {
-      throw originError("The origin redirected off its host.", new Error(`to ${next.origin}`));
-    }
-    if (next.username !== "" || next.password !== "")
-      throw originError("The origin redirected to a URL with credentials.");
-    return next;
+  const connect: OriginConnectSettings = {
+    policy,
+    headers: config.headers,
+    userAgent: config.userAgent,
+    connectTimeoutMs: config.connectTimeoutMs,
+    maxHeaderBytes: config.maxHeaderBytes,
+    ca: config.ca,
   };
 
   async function get(request: OriginGetRequest): Promise<OriginAnswer> {
     let url = new URL(request.segments.map(encodeURIComponent).join("/"), base);
     for (let hop = 0; ; hop++) {
-      const response = await send(url, request);
+      const response = await sendOriginRequest(connect, url, request);
       const status = response.statusCode ?? 0;
       if (REDIRECTS.has(status)) {
         response.destroy();
         if (hop >= config.maxRedirects)
           throw originError(`The origin redirected more than ${config.maxRedirects} times.`);
-        url = nextHop(url, response.headers.location);
+        url = nextHop(base, config.redirectHosts, url, response.headers.location);
         continue;
       }
-      const validators: OriginValidators = {
-        etag: response.headers.etag,
-        lastModified: response.headers["last-modified"],
-      };
-      const maxAgeSeconds = cacheControlMaxAge(response.headers["cache-control"]);
-      if (status === 304 && request.validators !== undefined) {
-        response.destroy();
-        return {
-          status: "not-modified",
-          validators: {
-            etag: validators.etag ?? request.validators.etag,
-            lastModified: validators.lastModified ?? request.validators.lastModified,
-          },
-          maxAgeSeconds,
-        };
-      }
-      if (status === 404 || status === 410) {
-        response.destroy();
-        return { status: "not-found" };
-      }
-      if (status !== 200) {
-        response.destroy();
-        throw originError(`The origin answered ${status}.`);
-      }
-      if (!allowedType(response.headers["content-type"])) {
-        response.destroy();
-        throw originError(
-          `The origin answered ${response.headers["content-type"]}, not an image type it may send.`,
-        );
-      }
-      const encoding = String(response.headers["content-encoding"] ?? "identity").toLowerCase();
-      if (encoding !== "identity" && encoding !== "") {
-        response.destroy();
-        throw originError("The origin sent a compressed body although asked for none.");
-      }
-      return { status: "found", data: await readBody(response, request.maxBytes), validators, maxAgeSeconds };
+      return answerOf(response, request, config.contentTypes);
     }
   }
 
@@ -241,7 +108,7 @@ export function createHttpOriginSource(options: HttpOriginSourceOptions): Origin
         return await get(request);
       } catch (error) {
         // The caller's deadline explains whatever the aborted connection reported.
-        if (request.signal?.aborted) throw request.signal.reason ?? timeoutError("answer");
+        if (request.signal?.aborted) throw request.signal.reason ?? originTimeout("answer");
         if (isImagePipelineError(error)) throw error;
         throw originError("The origin could not be reached or failed.", error);
       }
@@ -249,40 +116,78 @@ export function createHttpOriginSource(options: HttpOriginSourceOptions): Origin
   };
 }
 
-/** The body up to `maxBytes` (the declared length is checked first, never trusted), sniffed early. */
-function readBody(response: IncomingMessage, maxBytes: number): Promise<Uint8Array> {
-  const declared = Number(response.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    response.destroy();
-    return Promise.reject(originTooLarge(maxBytes));
+/** Whether a declared `Content-Type` is one of `contentTypes` (`type/*` wildcards); none declared passes. */
+function allowedType(contentTypes: readonly string[], declared: string | undefined): boolean {
+  if (declared === undefined || declared === "") return true;
+  const type = declared.split(";")[0]!.trim().toLowerCase();
+  return contentTypes.some((pattern) =>
+    pattern.endsWith("/*") ? type.startsWith(pattern.slice(0, -1)) : type === pattern,
+  );
+}
+
+/** The next hop of a redirect: on the origin's scheme, host and port, or to one of `redirectHosts`. */
+function nextHop(base: URL, redirectHosts: readonly string[], from: URL, location: string | undefined): URL {
+  let next: URL;
+  try {
+    next = new URL(location ?? "", from);
+  } catch (error) {
+    throw originError("The origin redirected to an invalid location.", error);
   }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    let settled = false;
-    const stop = (error: Error | null) => {
-      if (settled) return;
-      settled = true;
-      if (error !== null) {
-        response.destroy();
-        reject(error);
-        return;
-      }
-      resolve(new Uint8Array(Buffer.concat(chunks, total)));
+  const sameOrigin = next.origin === base.origin;
+  if (!sameOrigin && !(/^https?:$/.test(next.protocol) && redirectHosts.includes(next.hostname))) {
+    throw originError("The origin redirected off its host.", new Error(`to ${next.origin}`));
+  }
+  if (next.username !== "" || next.password !== "")
+    throw originError("The origin redirected to a URL with credentials.");
+  return next;
+}
+
+/** The answer of a final (not redirecting) response: not-modified, not-found, or the checked body. */
+async function answerOf(
+  response: IncomingMessage,
+  request: OriginGetRequest,
+  contentTypes: readonly string[],
+): Promise<OriginAnswer> {
+  const status = response.statusCode ?? 0;
+  const validators: OriginValidators = {
+    etag: response.headers.etag,
+    lastModified: response.headers["last-modified"],
+  };
+  const maxAgeSeconds = cacheControlMaxAge(response.headers["cache-control"]);
+  if (status === 304 && request.validators !== undefined) {
+    response.destroy();
+    return {
+      status: "not-modified",
+      validators: {
+        etag: validators.etag ?? request.validators.etag,
+        lastModified: validators.lastModified ?? request.validators.lastModified,
+      },
+      maxAgeSeconds,
     };
-    const sniff = () => sniffImageFormat(Buffer.concat(chunks, total)) !== null;
-    response.on("data", (chunk: Buffer) => {
-      if (settled) return;
-      const before = total;
-      total += chunk.byteLength;
-      if (total > maxBytes) return stop(originTooLarge(maxBytes));
-      chunks.push(chunk);
-      if (before < 12 && total >= 12 && !sniff()) stop(originNotImage());
-    });
-    response.once("end", () => (total < 12 && !sniff() ? stop(originNotImage()) : stop(null)));
-    response.once("error", (error) => stop(error));
-    response.once("aborted", () =>
-      stop(originError("The origin closed the connection before the body was complete.")),
+  }
+  if (status === 404 || status === 410) {
+    response.destroy();
+    return { status: "not-found" };
+  }
+  if (status !== 200) {
+    response.destroy();
+    throw originError(`The origin answered ${status}.`);
+  }
+  if (!allowedType(contentTypes, response.headers["content-type"])) {
+    response.destroy();
+    throw originError(
+      `The origin answered ${response.headers["content-type"]}, not an image type it may send.`,
     );
-  });
+  }
+  const encoding = String(response.headers["content-encoding"] ?? "identity").toLowerCase();
+  if (encoding !== "identity" && encoding !== "") {
+    response.destroy();
+    throw originError("The origin sent a compressed body although asked for none.");
+  }
+  return {
+    status: "found",
+    data: await readOriginBody(response, request.maxBytes),
+    validators,
+    maxAgeSeconds,
+  };
 }
