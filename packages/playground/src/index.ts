@@ -120,32 +120,58 @@ const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${cha
 export function createPlaygroundSite(options: PlaygroundSiteOptions = {}): PlaygroundSite {
   const assets = new Map<string, Asset>();
   const dir = siteDirectory();
-  if (options.playground !== false) {
-    const script = readFileSync(path.join(dir, "playground.js"));
-    const style = readFileSync(path.join(dir, "playground.css"));
-    const scriptPath = `/playground/app.${hashOf(script)}.js`;
-    const stylePath = `/playground/app.${hashOf(style)}.css`;
-    assets.set(scriptPath, asset(scriptPath, script, true));
-    assets.set(stylePath, asset(stylePath, style, true));
-    const page = readFileSync(path.join(dir, "index.html"), "utf8")
-      .replace("%SCRIPT%", scriptPath)
-      .replace("%STYLE%", stylePath);
-    assets.set("/", asset("index.html", new TextEncoder().encode(page), false, PLAYGROUND_CSP));
+  if (options.playground !== false) addPlaygroundAssets(assets, dir);
+  if (options.docs !== false) addDocsAssets(assets, dir, options.openApiUrl ?? "/v1/openapi.json");
+  const respond = respondFrom(assets);
+
+  return {
+    respond,
+    paths: [...assets.keys()],
+    middleware(request, response, next) {
+      const answer = respond({
+        method: request.method ?? "GET",
+        url: request.url ?? "/",
+        headers: request.headers,
+      });
+      if (answer === undefined) {
+        next();
+        return;
+      }
+      response.writeHead(answer.status, answer.headers);
+      response.end(answer.body);
+    },
+  };
+}
+
+/** The playground page, its script and its style, each under a path that names its content. */
+function addPlaygroundAssets(assets: Map<string, Asset>, dir: string): void {
+  const script = readFileSync(path.join(dir, "playground.js"));
+  const style = readFileSync(path.join(dir, "playground.css"));
+  const scriptPath = `/playground/app.${hashOf(script)}.js`;
+  const stylePath = `/playground/app.${hashOf(style)}.css`;
+  assets.set(scriptPath, asset(scriptPath, script, true));
+  assets.set(stylePath, asset(stylePath, style, true));
+  const page = readFileSync(path.join(dir, "index.html"), "utf8")
+    .replace("%SCRIPT%", scriptPath)
+    .replace("%STYLE%", stylePath);
+  assets.set("/", asset("index.html", new TextEncoder().encode(page), false, PLAYGROUND_CSP));
+}
+
+/** The API reference: Swagger UI (from swagger-ui-dist), its start script and its page. */
+function addDocsAssets(assets: Map<string, Asset>, dir: string, openApiUrl: string): void {
+  const require = createRequire(import.meta.url);
+  const swaggerDir = path.dirname(require.resolve("swagger-ui-dist/package.json"));
+  const version = (
+    JSON.parse(readFileSync(path.join(swaggerDir, "package.json"), "utf8")) as { version: string }
+  ).version;
+  const base = `/docs/swagger-ui/${version}`;
+  for (const file of ["swagger-ui-bundle.js", "swagger-ui.css", "favicon-32x32.png"]) {
+    assets.set(`${base}/${file}`, asset(file, readFileSync(path.join(swaggerDir, file)), true));
   }
-  if (options.docs !== false) {
-    const require = createRequire(import.meta.url);
-    const swaggerDir = path.dirname(require.resolve("swagger-ui-dist/package.json"));
-    const version = (
-      JSON.parse(readFileSync(path.join(swaggerDir, "package.json"), "utf8")) as { version: string }
-    ).version;
-    const base = `/docs/swagger-ui/${version}`;
-    for (const file of ["swagger-ui-bundle.js", "swagger-ui.css", "favicon-32x32.png"]) {
-      assets.set(`${base}/${file}`, asset(file, readFileSync(path.join(swaggerDir, file)), true));
-    }
-    const init = readFileSync(path.join(dir, "docs.js"));
-    const initPath = `/docs/init.${hashOf(init)}.js`;
-    assets.set(initPath, asset(initPath, init, true));
-    const page = `<!doctype html>
+  const init = readFileSync(path.join(dir, "docs.js"));
+  const initPath = `/docs/init.${hashOf(init)}.js`;
+  assets.set(initPath, asset(initPath, init, true));
+  const page = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -155,16 +181,18 @@ export function createPlaygroundSite(options: PlaygroundSiteOptions = {}): Playg
 <link rel="stylesheet" href="${base}/swagger-ui.css">
 </head>
 <body>
-<div id="swagger-ui" data-openapi-url="${escapeHtml(options.openApiUrl ?? "/v1/openapi.json")}"></div>
+<div id="swagger-ui" data-openapi-url="${escapeHtml(openApiUrl)}"></div>
 <script src="${base}/swagger-ui-bundle.js"></script>
 <script src="${initPath}"></script>
 </body>
 </html>
 `;
-    assets.set("/docs", asset("docs.html", new TextEncoder().encode(page), false, DOCS_CSP));
-  }
+  assets.set("/docs", asset("docs.html", new TextEncoder().encode(page), false, DOCS_CSP));
+}
 
-  const respond: PlaygroundSite["respond"] = (request) => {
+/** Answers a GET or HEAD of one of `assets` (304 to a matching `If-None-Match`), else `undefined`. */
+function respondFrom(assets: ReadonlyMap<string, Asset>): PlaygroundSite["respond"] {
+  return (request) => {
     if (request.method !== "GET" && request.method !== "HEAD") return undefined;
     const pathname = request.url.split("?")[0] ?? "/";
     const found = assets.get(pathname === "/docs/" ? "/docs" : pathname);
@@ -188,23 +216,5 @@ export function createPlaygroundSite(options: PlaygroundSiteOptions = {}): Playg
     }
     headers["Content-Length"] = String(found.bytes.byteLength);
     return { status: 200, headers, body: request.method === "HEAD" ? new Uint8Array() : found.bytes };
-  };
-
-  return {
-    respond,
-    paths: [...assets.keys()],
-    middleware(request, response, next) {
-      const answer = respond({
-        method: request.method ?? "GET",
-        url: request.url ?? "/",
-        headers: request.headers,
-      });
-      if (answer === undefined) {
-        next();
-        return;
-      }
-      response.writeHead(answer.status, answer.headers);
-      response.end(answer.body);
-    },
   };
 }
