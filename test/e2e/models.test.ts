@@ -1,18 +1,7 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
-import { writeFile } from "node:fs/promises";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import type { PixportServer } from "@pixport/server";
-import {
-  chatCompletion,
-  imagesResponse,
-  type OpenAiCompatibleServer,
-  startOpenAiCompatibleServer,
-} from "@pixport/testing";
+import { chatCompletion, imagesResponse, type OpenAiCompatibleServer } from "@pixport/testing";
 import sharp from "sharp";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   CODECS,
   call,
@@ -27,14 +16,12 @@ import {
   tempDataDir,
   upload,
 } from "./harness.js";
+import { useLoopbackProvider } from "./loopback-provider.js";
 
 let provider: OpenAiCompatibleServer;
-
-beforeAll(async () => {
-  provider = await startOpenAiCompatibleServer();
+useLoopbackProvider((started) => {
+  provider = started;
 });
-afterAll(() => provider.close());
-beforeEach(() => provider.reset());
 
 function modelsConfig(overrides: Record<string, unknown> = {}) {
   const entry = (model: string) => ({ baseUrl: provider.baseUrl, model, apiKey: "sk-loopback" });
@@ -351,186 +338,4 @@ describe.each(CODECS)("model-backed operations (%s codec)", (codec) => {
       }
     });
   });
-});
-
-describe("a server without a model registry", () => {
-  let server: PixportServer;
-  let dataDir: string;
-
-  beforeAll(async () => {
-    dataDir = await tempDataDir();
-    server = await startServer(dataDir);
-  });
-  afterAll(async () => {
-    await server.close();
-    await removeDir(dataDir);
-  });
-
-  it("answers 501 naming the operation and model; test-key classify still masks", async () => {
-    const live = await newKey(server, "live", "bare");
-    const test = await newKey(server, "test", "bare");
-    const liveImage = (await upload(server.url, live, await solid(16, 16, [255, 0, 0]))).id;
-    const testImage = (await upload(server.url, test, await solid(16, 16, [255, 0, 0]))).id;
-    const imagine = await call(server.url, "POST", "/v1/images/imagine", {
-      key: live,
-      json: { name: "x", prompt: "y" },
-    });
-    expect(imagine.status).toBe(501);
-    expect(imagine.json).toMatchObject({ code: "MODEL_NOT_CONFIGURED" });
-    expect(imagine.json.message).toMatch(/imagine.*sdxl/);
-    const visualize = await call(server.url, "POST", `/v1/images/${liveImage}/visualize`, {
-      key: live,
-      json: { prompt: "?" },
-    });
-    expect(visualize.status).toBe(501);
-    expect(visualize.json.message).toMatch(/visualize.*uform-gen/);
-    const classify = await call(server.url, "POST", `/v1/images/${liveImage}/classify`, { key: live });
-    expect(classify.status).toBe(501);
-    expect(classify.json.message).toMatch(/classify/);
-    const masked = await call(server.url, "POST", `/v1/images/${testImage}/classify`, { key: test });
-    expect(masked.status).toBe(201);
-    expect(masked.json.main_label).toBe("result masked");
-    expect(provider.requests).toHaveLength(0);
-  });
-
-  it("POST /v1/images/imagine is routed to imagine, not read as an image id", async () => {
-    const response = await call(server.url, "POST", "/v1/images/imagine", { json: {} });
-    expect(response.status).toBe(401);
-  });
-});
-
-const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../packages/server/dist/cli.js");
-
-describe("the built `pixport serve` with a models registry in its config file", () => {
-  let dataDir: string;
-  let child: ChildProcess;
-  let url: string;
-  let environment: Record<string, string>;
-
-  beforeAll(async () => {
-    if (!existsSync(CLI))
-      throw new Error(`${CLI} is missing: run \`pnpm build\` first (the test script does).`);
-    dataDir = await tempDataDir();
-    const configFile = path.join(dataDir, "pixport.json");
-    await writeFile(
-      configFile,
-      JSON.stringify({
-        models: {
-          registry: {
-            llava: { baseUrl: provider.baseUrl, model: "llava:7b", apiKeyEnv: "LOOPBACK_KEY" },
-            sdxl: { baseUrl: provider.baseUrl, model: "sdxl-turbo" },
-          },
-          defaults: { visualize: "llava", classify: "llava", extract: "llava" },
-        },
-      }),
-    );
-    environment = { PIXPORT_LOG: "false", PIXPORT_CONFIG: configFile, LOOPBACK_KEY: "sk-from-env" };
-    child = spawn(
-      process.execPath,
-      [CLI, "serve", "--port", "0", "--host", "127.0.0.1", "--data-dir", dataDir],
-      {
-        env: { ...process.env, ...environment },
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
-    let output = "";
-    child.stderr?.on("data", (chunk) => {
-      output += chunk;
-    });
-    url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no banner: ${output}`)), 20_000);
-      child.stdout?.on("data", (chunk) => {
-        output += chunk;
-        const match = /listening on (http:\/\/\S+)/.exec(output);
-        if (match) {
-          clearTimeout(timer);
-          resolve(match[1] as string);
-        }
-      });
-      child.once("exit", (code) => reject(new Error(`exited ${code}: ${output}`)));
-    });
-  }, 60_000);
-
-  afterAll(async () => {
-    if (child.exitCode === null) {
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      child.kill("SIGTERM");
-      await exited;
-    }
-    await removeDir(dataDir);
-  });
-
-  it("serves visualize, imagine and classify against the loopback provider", async () => {
-    const cli = async (...args: string[]) =>
-      (
-        await promisify(execFile)(process.execPath, [CLI, ...args, "--data-dir", dataDir], {
-          env: { ...process.env, ...environment },
-        })
-      ).stdout.trim();
-    const live = await cli("keys", "create", "--kind", "live", "--account", "built");
-    const test = await cli("keys", "create", "--kind", "test", "--account", "built");
-    const id = (await upload(url, live, await solid(32, 32, [255, 0, 0]))).id;
-    provider.enqueue({ json: chatCompletion("Red.") });
-    const visualize = await call(url, "POST", `/v1/images/${id}/visualize`, {
-      key: live,
-      json: { prompt: "?" },
-    });
-    expect(visualize.status, JSON.stringify(visualize.json)).toBe(201);
-    expect(visualize.json).toEqual({ response: "Red." });
-    expect(provider.requests[0]!.body.model).toBe("llava:7b");
-    expect(provider.requests[0]!.headers.authorization).toBe("Bearer sk-from-env");
-
-    provider.enqueue({ json: imagesResponse(await solid(1024, 1024, [0, 0, 255], "png")) });
-    const imagine = await call(url, "POST", "/v1/images/imagine", {
-      key: test,
-      json: { name: "n", prompt: "p" },
-    });
-    expect(imagine.status, JSON.stringify(imagine.json)).toBe(201);
-    expect(imagine.json).toMatchObject({ width: 1024, height: 1024, format: "jpeg" });
-    expect(provider.requests[1]!.body.model).toBe("sdxl-turbo");
-
-    const testId = (await upload(url, test, await solid(32, 32, [255, 0, 0]))).id;
-    const masked = await call(url, "POST", `/v1/images/${testId}/classify`, { key: test });
-    expect(masked.status).toBe(201);
-    expect(masked.json.main_label).toBe("result masked");
-    expect(provider.requests).toHaveLength(2);
-  });
-});
-
-// Live smoke test: only with a real provider key in the environment (no network otherwise).
-const OPENAI_API_KEY = process.env.OPENAI_API_KEY;
-describe("live provider smoke test", () => {
-  // Skipped without OPENAI_API_KEY: CI has no provider key and no network beyond loopback.
-  it.skipIf(OPENAI_API_KEY === undefined || OPENAI_API_KEY === "")(
-    "visualize answers through the real OpenAI API",
-    async () => {
-      const dataDir = await tempDataDir();
-      const server = await startServer(dataDir, {
-        models: {
-          registry: {
-            "uform-gen": {
-              baseUrl: "https://api.openai.com/v1",
-              model: process.env.OPENAI_VISION_MODEL ?? "gpt-4o-mini",
-              apiKeyEnv: "OPENAI_API_KEY",
-            },
-          },
-          timeoutMs: 60_000,
-        },
-      });
-      try {
-        const live = await newKey(server, "live", "smoke");
-        const id = (await upload(server.url, live, await solid(64, 64, [255, 0, 0]))).id;
-        const response = await call(server.url, "POST", `/v1/images/${id}/visualize`, {
-          key: live,
-          json: { prompt: "Which colour fills this image? One word." },
-        });
-        expect(response.status, JSON.stringify(response.json)).toBe(201);
-        expect(response.json.response.toLowerCase()).toContain("red");
-      } finally {
-        await server.close();
-        await removeDir(dataDir);
-      }
-    },
-    90_000,
-  );
 });
