@@ -35,7 +35,6 @@ const LIMITS = {
  * mends it. Nothing may be added here.
  */
 const EXEMPTIONS: Readonly<Record<string, string>> = {
-  "packages/playground/app/main.ts": "every view of the browser app in one file; split pending",
   "packages/testing/src/fixtures/document-suite.ts": "test fixture (page data); split pending",
   "packages/testing/src/fixtures/documents.ts": "test fixture (page renderers); split pending",
   "packages/testing/src/fixtures/documents.ts#layout": "test fixture (page layout); split pending",

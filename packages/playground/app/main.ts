@@ -4,48 +4,12 @@
  * download it, publish it and copy the equivalent curl command. All calls go through
  * `@pixport/client` to this page's own origin; the key stays in `sessionStorage`.
  */
-import {
-  createPixportClient,
-  type Image,
-  type OperationName,
-  PixportApiError,
-  type PixportClient,
-  type ResponseInfo,
-} from "@pixport/client";
+import { createPixportClient, type Image, type PixportClient, type ResponseInfo } from "@pixport/client";
+import { $, guarded, setStatus } from "./messages.js";
+import { type Field, kindOf, type OperationSpec, operationsOf } from "./openapi-forms.js";
 
 const KEY_STORAGE = "pixport.apiKey";
 const PAGE_SIZE = 12;
-
-const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
-
-type JsonSchema = {
-  $ref?: string;
-  type?: string;
-  enum?: unknown[];
-  default?: unknown;
-  minimum?: number;
-  maximum?: number;
-  maxLength?: number;
-  description?: string;
-  properties?: Record<string, JsonSchema>;
-  required?: string[];
-  anyOf?: JsonSchema[];
-  items?: JsonSchema;
-};
-
-interface OperationSpec {
-  /** The route's last segment, e.g. `remove-background`. */
-  route: string;
-  method: OperationName;
-  summary: string;
-  schema: JsonSchema;
-}
-
-interface Field {
-  name: string;
-  kind: "number" | "integer" | "enum" | "boolean" | "string" | "json";
-  input: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement;
-}
 
 let client: PixportClient | undefined;
 let apiKey = "";
@@ -59,49 +23,6 @@ let pageIndex = 0;
 let thumbUrls: string[] = [];
 let resultUrl: string | undefined;
 let sourceUrl: string | undefined;
-
-function setStatus(text: string): void {
-  $("status").textContent = text;
-}
-
-function clearError(): void {
-  const box = $("error");
-  box.hidden = true;
-  box.replaceChildren();
-}
-
-/** Shows an error with its message and, for a 422, every failing field. */
-function showError(error: unknown): void {
-  const box = $("error");
-  box.replaceChildren();
-  const title = document.createElement("p");
-  const list = document.createElement("ul");
-  if (error instanceof PixportApiError) {
-    title.textContent = `${error.status} ${error.title ?? "Error"}${error.code ? ` (${error.code})` : ""}: ${error.message}`;
-    for (const each of error.errors ?? []) {
-      const item = document.createElement("li");
-      item.textContent = each;
-      list.append(item);
-    }
-  } else {
-    title.textContent = error instanceof Error ? error.message : String(error);
-  }
-  box.append(title);
-  if (list.childElementCount > 0) box.append(list);
-  box.hidden = false;
-  setStatus("");
-}
-
-/** Runs an action with errors shown on the page instead of lost in the console. */
-async function guarded(label: string, action: () => Promise<void>): Promise<void> {
-  clearError();
-  setStatus(`${label}…`);
-  try {
-    await action();
-  } catch (error) {
-    showError(error);
-  }
-}
 
 const formatBytes = (bytes: number) => `${bytes.toLocaleString("en")} bytes`;
 
@@ -163,39 +84,6 @@ async function selectSource(image: Image): Promise<void> {
   $("work").hidden = false;
   $("result").hidden = true;
   setStatus(`Selected ${image.name}.`);
-}
-
-function resolveSchema(document: Record<string, any>, schema: JsonSchema | undefined): JsonSchema {
-  if (schema?.$ref === undefined) return schema ?? {};
-  const name = schema.$ref.split("/").at(-1)!;
-  return (document.components?.schemas?.[name] as JsonSchema | undefined) ?? {};
-}
-
-/** The image operations the server lists: every `POST /v1/images/{image_id}/<name>` with a JSON body. */
-function operationsOf(document: Record<string, any>): OperationSpec[] {
-  const found: OperationSpec[] = [];
-  for (const [route, item] of Object.entries(document.paths as Record<string, any>)) {
-    const match = /^\/v1\/images\/\{image_id\}\/([a-z-]+)$/.exec(route);
-    const post = item.post;
-    const body = post?.requestBody?.content?.["application/json"]?.schema;
-    if (match === null || body === undefined || match[1] === "signed-url") continue;
-    const name = match[1]!;
-    found.push({
-      route: name,
-      method: name.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase()) as OperationName,
-      summary: post.summary ?? "",
-      schema: resolveSchema(document, body),
-    });
-  }
-  return found;
-}
-
-function kindOf(schema: JsonSchema): Field["kind"] {
-  const plain = schema.anyOf?.find((each) => each.type !== "null") ?? schema;
-  if (plain.enum !== undefined) return "enum";
-  if (plain.type === "integer" || plain.type === "number" || plain.type === "boolean") return plain.type;
-  if (plain.type === "string") return "string";
-  return "json";
 }
 
 /** Builds the form of one operation from its request schema. */
