@@ -37,7 +37,6 @@ const LIMITS = {
 const EXEMPTIONS: Readonly<Record<string, string>> = {
   "packages/testing/src/fixtures/document-suite.ts": "test fixture (page data); split pending",
   "packages/testing/src/fixtures/documents.ts": "test fixture (page renderers); split pending",
-  "packages/testing/src/fixtures/documents.ts#layout": "test fixture (page layout); split pending",
   "packages/testing/src/fixtures/images.ts": "test fixture (image builders); split pending",
 };
 
