@@ -127,6 +127,15 @@ describe("origin URL builders against the real server", () => {
     // Unsigned: widths of the allow-list.
     const open = await srcsetOf({ origin: "cms", widths: [128, 750, 1080] });
     expect(open.map(([url]) => url.includes("/v/_/o/cms/w_"))).toEqual([true, true, true]);
+    // Unsigned, a source narrower than a listed width: its own width is asked as the next listed one.
+    const narrow = await srcsetOf({ origin: "cms", widths: [128, 750, 1080], sourceWidth: 700 });
+    const narrowSet = narrow.map(([url, descriptor]) => [url.replace(/.*\/o\/cms\//, ""), descriptor]);
+    expect(narrowSet).toEqual([
+      ["w_128/products/red%20shoe.jpg.webp", "128w"],
+      ["w_750/products/red%20shoe.jpg.webp", "700w"],
+    ]);
+    // On the allow-list, so answered (w_700 was a 403); this source is wider, so it is 750 px here.
+    for (const [url] of narrow) expect((await fetch(url)).status, url).toBe(200);
     for (const [url, descriptor] of [...signed, ...open]) {
       await expectImage(url, Number.parseInt(descriptor, 10), ["webp"]);
     }

@@ -110,9 +110,22 @@ export async function originSrcset(options: OriginSrcsetOptions): Promise<string
   const widths = srcsetWidths(options.widths, options.sourceWidth, options.modifiers);
   const entries = await Promise.all(
     widths.map(async (width) => {
-      const url = await originVariantUrl({ ...options, modifiers: withWidth(options.modifiers, width) });
+      const url = await originVariantUrl({
+        ...options,
+        modifiers: withWidth(options.modifiers, askedWidth(options, width)),
+      });
       return `${url} ${width}w`;
     }),
   );
   return entries.join(", ");
+}
+
+/**
+ * The `w_` an entry's URL asks. An unsigned URL may ask only the origin's allow-listed widths
+ * (which `widths` lists), so the entry standing for the widths above the source asks the smallest
+ * of them: the server does not upscale and answers the source's own width, as the entry says.
+ */
+function askedWidth(options: OriginSrcsetOptions, width: number): number {
+  if (options.secret !== undefined || options.widths.includes(width)) return width;
+  return Math.min(...options.widths.filter((listed) => listed > width));
 }

@@ -91,4 +91,23 @@ describe("origin variant URLs: {base}/v/{signature}/o/{origin}/{modifiers}/{path
       "https://img.test/v/_/o/cms/w_16/p.jpg.webp 16w, https://img.test/v/_/o/cms/w_32/p.jpg.webp 32w",
     );
   });
+
+  it("keeps unsigned srcset URLs on the allow-list: the source's width is asked as the next listed width", async () => {
+    const unsigned = await originSrcset({
+      base,
+      origin: "cms",
+      path: "p.jpg",
+      widths: [320, 640, 1280, 1920],
+      sourceWidth: 1000,
+      ext: "webp",
+    });
+    // The server answers w_1280 of a 1000 px source with 1000 px (no upscaling), as `1000w` says.
+    expect(unsigned).toBe(
+      [
+        "https://img.test/v/_/o/cms/w_320/p.jpg.webp 320w",
+        "https://img.test/v/_/o/cms/w_640/p.jpg.webp 640w",
+        "https://img.test/v/_/o/cms/w_1280/p.jpg.webp 1000w",
+      ].join(", "),
+    );
+  });
 });
