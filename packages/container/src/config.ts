@@ -217,20 +217,9 @@ export const pixportContainerConfigSchema = z
       maxConcurrentUploadsPerAccount: true,
       minUploadBytesPerSecond: true,
       uploadGraceMs: true,
+      fairUploadBytesPerSecond: true,
+      fairUploadAfterMs: true,
     }).shape,
-    /**
-     * When every upload slot is taken, a new upload waits briefly, and a body of another account
-     * that has held its slot `t >= fairUploadAfterMs` with fewer than `fairUploadBytesPerSecond x
-     * t/1000 x t/fairUploadAfterMs` bytes loses it to the waiting upload (408). `0` disables (a
-     * full node refuses at once). @default 65536
-     */
-    fairUploadBytesPerSecond: z
-      .number()
-      .int()
-      .nonnegative()
-      .default(64 * 1024),
-    /** Time a body holds its upload slot before a waiting upload may take it, ms. @default 2000 */
-    fairUploadAfterMs: z.number().int().min(100).max(600_000).default(2_000),
     /**
      * Bytes of stored originals kept in memory, least recently used out first, each from a read
      * that follows a recent one (among the last 1,024) when there is room for it or the blobs read
