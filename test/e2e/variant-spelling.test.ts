@@ -60,4 +60,32 @@ describe("variant URLs have one spelling", () => {
     expect(response.status).toBe(404);
     expect(response.json.code).toBe("ROUTE_NOT_FOUND");
   });
+
+  it("q_auto and q_auto:good are one variant: each answers as signed, a miss on one is a hit on the other", async () => {
+    const signed = async (file: string) =>
+      `/v/${await sign(SECRET, `/${imageId}/${file}`)}/${imageId}/${file}`;
+    const long = await call(running.url, "GET", await signed("q_auto:good,w_40.webp"));
+    expect(long.status, JSON.stringify(long.json)).toBe(200);
+    expect(long.headers.get("content-type")).toBe("image/webp");
+    expect(long.headers.get("x-cache")).toBe("MISS");
+    const short = await call(running.url, "GET", await signed("q_auto,w_40.webp"));
+    expect(short.status).toBe(200);
+    expect(short.headers.get("x-cache")).toBe("HIT");
+    expect(short.bytes).toEqual(long.bytes);
+    // The signer writes the short spelling; another level is another variant.
+    const written = await variantUrl({
+      base: running.url,
+      secret: SECRET,
+      imageId,
+      modifiers: ["q_auto:good", "w_20"],
+      ext: "webp",
+    });
+    expect(written).toMatch(/\/q_auto,w_20\.webp$/);
+    expect((await call(running.url, "GET", written)).headers.get("x-cache")).toBe("MISS");
+    expect(
+      (await call(running.url, "GET", await signed("q_auto:good,w_20.webp"))).headers.get("x-cache"),
+    ).toBe("HIT");
+    const eco = await call(running.url, "GET", await signed("q_auto:eco,w_40.webp"));
+    expect([eco.status, eco.headers.get("x-cache")]).toEqual([200, "MISS"]);
+  });
 });

@@ -12,14 +12,19 @@ export function tokenKey(token: string): string {
   return index < 0 ? token : token.slice(0, index);
 }
 
+/** Tokens written in their short spelling: the server takes both as one variant. */
+const SHORT_SPELLINGS: ReadonlyMap<string, string> = new Map([["q_auto:good", "q_auto"]]);
+
 /**
  * The canonical form of modifiers (a list or a comma-separated string): empty tokens dropped,
- * sorted by key, then by the whole token; joined with commas.
+ * `q_auto:good` written `q_auto` (good is its default level), sorted by key, then by the whole
+ * token; joined with commas.
  */
 export function canonicalModifiers(modifiers: string | readonly string[]): string {
   const tokens = (typeof modifiers === "string" ? modifiers.split(",") : [...modifiers])
     .map((token) => token.trim())
-    .filter((token) => token.length > 0);
+    .filter((token) => token.length > 0)
+    .map((token) => SHORT_SPELLINGS.get(token) ?? token);
   return tokens
     .sort((a, b) => {
       const byKey = compare(tokenKey(a), tokenKey(b));

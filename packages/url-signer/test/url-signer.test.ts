@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import {
   canonicalModifiers,
   createVariantSigner,
+  originSrcset,
+  originVariantUrl,
   sign,
   signedPath,
   srcset,
@@ -64,5 +66,36 @@ describe("@pixport/url-signer", () => {
       new RegExp(`^https://img\\.test/v/[A-Za-z0-9_-]{43}/${ID}/q_70,w_320\\.auto 320w$`),
     );
     expect(entries[1]).toMatch(/q_70,w_640\.auto 640w$/);
+  });
+
+  it("writes q_auto for q_auto:good (one variant, its short spelling) in every builder; other levels as given", async () => {
+    expect(canonicalModifiers("w_10,q_auto:good")).toBe("q_auto,w_10");
+    expect(canonicalModifiers(["q_auto:eco", "w_10"])).toBe("q_auto:eco,w_10");
+    expect(canonicalModifiers(["constructor", "q_auto:best"])).toBe("constructor,q_auto:best");
+    const secret = "s3cret-0123456789";
+    const url = await variantUrl({
+      base: "https://img.test",
+      secret,
+      imageId: ID,
+      modifiers: "q_auto:good,w_10",
+    });
+    const path = `/${ID}/q_auto,w_10.auto`;
+    expect(url).toBe(`https://img.test/v/${await sign(secret, path)}${path}`);
+    const set = await srcset({
+      base: "https://img.test",
+      secret,
+      imageId: ID,
+      widths: [320],
+      modifiers: ["q_auto:good"],
+    });
+    expect(set).toMatch(new RegExp(`/${ID}/q_auto,w_320\\.auto 320w$`));
+    const origin = { base: "https://img.test", secret, origin: "cms", path: "a.jpg" };
+    const originUrl = await originVariantUrl({ ...origin, modifiers: ["w_64", "q_auto:good"] });
+    expect(originUrl).toBe(
+      `https://img.test/v/${await sign(secret, "/o/cms/q_auto,w_64/a.jpg.auto")}/o/cms/q_auto,w_64/a.jpg.auto`,
+    );
+    expect(await originSrcset({ ...origin, widths: [64], modifiers: ["q_auto:good"] })).toMatch(
+      /\/o\/cms\/q_auto,w_64\/a\.jpg\.auto 64w$/,
+    );
   });
 });

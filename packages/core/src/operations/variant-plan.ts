@@ -11,7 +11,7 @@ import { type AutoFormats, autoFormats, extensionFormat, originalAcceptable } fr
 import type { ResolvedDeliveryOptions } from "./variant-options.js";
 import type { ResolvedVariantUrl } from "./variant-request.js";
 import { variantSteps } from "./variant-steps.js";
-import { canonicalModifiers, sizeToken, tokenKey } from "./variant-url.js";
+import { cacheToken, canonicalModifiers, sizeToken, tokenKey } from "./variant-url.js";
 
 /**
  * Part of every variant's cache key: changed when one URL comes to mean other bytes (no upscaling
@@ -109,7 +109,9 @@ export function planVariant(
   // it came from, when the original is one the request accepts (so it is part of the key).
   const steps = (plan.candidates[0] ?? plan.fallback)?.steps ?? [];
   const orOriginal = steps.length === 0 && originalAcceptable(ext, accept, record);
-  const withoutExpiry = canonicalModifiers(tokens.filter((token) => tokenKey(token) !== "exp"));
+  const withoutExpiry = canonicalModifiers(
+    tokens.filter((token) => tokenKey(token) !== "exp").map(cacheToken),
+  );
   // A preset is keyed by what it expands to: redefining it makes new variants, not old ones.
   const preset = modifiers.p === undefined ? "" : `|p=${options.presets[modifiers.p]}`;
   const hinted = url.hintedWidth === undefined ? "" : `|w=${url.hintedWidth}`;

@@ -20,6 +20,8 @@ export function variantExtensions(): [Extension, ...Extension[]] {
 export const EXTENSIONS: readonly string[] = variantExtensions();
 export type Extension = FormatSpelling<(typeof BROWSER_FORMATS)[number]> | "auto";
 const FITS = ["fill", "contain", "cover", "inside"] as const;
+/** The level of a bare `q_auto`. */
+const DEFAULT_AUTO_QUALITY: AutoQualityLevel = "good";
 
 /** Parsed modifiers. */
 export interface Modifiers {
@@ -57,6 +59,14 @@ export function canonicalModifiers(tokens: readonly string[]): string {
     .filter((token) => token.length > 0)
     .sort((a, b) => compare(tokenKey(a), tokenKey(b)) || compare(a, b))
     .join(",");
+}
+
+/**
+ * A token as the variant cache keys it: `q_auto:good` is `q_auto` (good is its default level).
+ * Both spellings stay valid and are signed as written, but make one variant, cached once.
+ */
+export function cacheToken(token: string): string {
+  return token === `q_auto:${DEFAULT_AUTO_QUALITY}` ? "q_auto" : token;
 }
 
 export function splitFile(file: string): { tokens: string[]; ext: string } | null {
@@ -137,7 +147,7 @@ function parseAutoWidth(value: string): number | undefined | Refusal {
 
 /** `auto` or `auto:{level}`: the level (`good` when none is named). */
 function parseAutoQuality(value: string): AutoQualityLevel | Refusal {
-  if (value === "auto") return "good";
+  if (value === "auto") return DEFAULT_AUTO_QUALITY;
   const level = value.slice("auto:".length);
   return (AUTO_QUALITY_LEVELS as readonly string[]).includes(level)
     ? (level as AutoQualityLevel)
