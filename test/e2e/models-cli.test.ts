@@ -1,13 +1,21 @@
 /** The built `pixport serve` CLI with a models registry in its config file, against the loopback provider. */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { execFile } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { chatCompletion, imagesResponse, type OpenAiCompatibleServer } from "@pixport/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, removeDir, solid, tempDataDir, upload } from "./harness.js";
+import {
+  CLI,
+  call,
+  type PrebuiltNode,
+  removeDir,
+  solid,
+  spawnPrebuiltServer,
+  stopPrebuiltServer,
+  tempDataDir,
+  upload,
+} from "./harness.js";
 import { useLoopbackProvider } from "./loopback-provider.js";
 
 let provider: OpenAiCompatibleServer;
@@ -15,17 +23,13 @@ useLoopbackProvider((started) => {
   provider = started;
 });
 
-const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../packages/server/dist/cli.js");
-
 describe("the built `pixport serve` with a models registry in its config file", () => {
   let dataDir: string;
-  let child: ChildProcess;
+  let node: PrebuiltNode | undefined;
   let url: string;
   let environment: Record<string, string>;
 
   beforeAll(async () => {
-    if (!existsSync(CLI))
-      throw new Error(`${CLI} is missing: run \`pnpm build\` first (the test script does).`);
     dataDir = await tempDataDir();
     const configFile = path.join(dataDir, "pixport.json");
     await writeFile(
@@ -41,38 +45,12 @@ describe("the built `pixport serve` with a models registry in its config file", 
       }),
     );
     environment = { PIXPORT_LOG: "false", PIXPORT_CONFIG: configFile, LOOPBACK_KEY: "sk-from-env" };
-    child = spawn(
-      process.execPath,
-      [CLI, "serve", "--port", "0", "--host", "127.0.0.1", "--data-dir", dataDir],
-      {
-        env: { ...process.env, ...environment },
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
-    let output = "";
-    child.stderr?.on("data", (chunk) => {
-      output += chunk;
-    });
-    url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no banner: ${output}`)), 20_000);
-      child.stdout?.on("data", (chunk) => {
-        output += chunk;
-        const match = /listening on (http:\/\/\S+)/.exec(output);
-        if (match) {
-          clearTimeout(timer);
-          resolve(match[1] as string);
-        }
-      });
-      child.once("exit", (code) => reject(new Error(`exited ${code}: ${output}`)));
-    });
+    node = await spawnPrebuiltServer(dataDir, environment);
+    url = node.url;
   }, 60_000);
 
   afterAll(async () => {
-    if (child.exitCode === null) {
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      child.kill("SIGTERM");
-      await exited;
-    }
+    if (node !== undefined) await stopPrebuiltServer(node);
     await removeDir(dataDir);
   });
 

@@ -2,8 +2,7 @@ import { execFile } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
-import { ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
-import { startRedisServer, startS3Server, type TestRedisServer, type TestS3Server } from "@pixport/testing";
+import { ListObjectsV2Command, type S3Client } from "@aws-sdk/client-s3";
 import { originVariantUrl } from "@pixport/url-signer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -15,11 +14,11 @@ import {
   mean,
   type PrebuiltNode,
   removeDir,
-  spawnPrebuiltServer,
   stopPrebuiltServer,
   tempDataDir,
 } from "./harness.js";
 import { startLoopbackOrigin } from "./origin-fixtures.js";
+import { type SharedStores, spawnStatelessNode, startSharedStores } from "./shared-stores.js";
 
 const run = promisify(execFile);
 const SECRET = "origins-scale-out-secret-0123456789";
@@ -27,8 +26,7 @@ const RED: [number, number, number] = [255, 0, 0];
 const BLUE: [number, number, number] = [0, 0, 255];
 
 describe("two prebuilt-server processes over one s3rver and one Redis share origin originals and variants", () => {
-  let s3: TestS3Server;
-  let redis: TestRedisServer;
+  let stores: SharedStores;
   let client: S3Client;
   let origin: Awaited<ReturnType<typeof startLoopbackOrigin>>;
   let environment: Record<string, string>;
@@ -36,20 +34,9 @@ describe("two prebuilt-server processes over one s3rver and one Redis share orig
   const dirs: string[] = [];
 
   beforeAll(async () => {
-    [s3, redis, origin] = await Promise.all([
-      startS3Server(["private"]),
-      startRedisServer(),
-      startLoopbackOrigin(),
-    ]);
+    [stores, origin] = await Promise.all([startSharedStores(["private"]), startLoopbackOrigin()]);
     origin.put("/catalog/shoe.png", await halves(80, 40, RED, BLUE));
-    client = new S3Client({
-      endpoint: s3.endpoint,
-      region: s3.region,
-      forcePathStyle: true,
-      credentials: s3.credentials,
-      requestChecksumCalculation: "WHEN_REQUIRED",
-      responseChecksumValidation: "WHEN_REQUIRED",
-    });
+    client = stores.client;
     const configDir = await tempDataDir();
     dirs.push(configDir);
     const config = path.join(configDir, "pixport.json");
@@ -64,33 +51,14 @@ describe("two prebuilt-server processes over one s3rver and one Redis share orig
         },
       }),
     );
-    environment = {
-      PIXPORT_CONFIG: config,
-      PIXPORT_REDIS_URL: redis.url,
-      PIXPORT_STORAGE: "s3",
-      PIXPORT_METADATA: "redis",
-      PIXPORT_S3_BUCKET: "private",
-      PIXPORT_S3_PREFIX: "pixport/",
-      PIXPORT_S3_ENDPOINT: s3.endpoint,
-      PIXPORT_S3_REGION: s3.region,
-      PIXPORT_S3_FORCE_PATH_STYLE: "true",
-      AWS_ACCESS_KEY_ID: s3.credentials.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: s3.credentials.secretAccessKey,
-    };
-    // Each node on its own empty data directory: what they share can only be on S3 and Redis.
-    nodes = await Promise.all(
-      [0, 1].map(async () => {
-        const dataDir = await tempDataDir();
-        return { ...(await spawnPrebuiltServer(dataDir, environment)), dataDir };
-      }),
-    );
+    environment = { ...stores.environment("private"), PIXPORT_CONFIG: config };
+    nodes = await Promise.all([spawnStatelessNode(environment), spawnStatelessNode(environment)]);
   }, 60_000);
 
   afterAll(async () => {
     await Promise.all(nodes.map(stopPrebuiltServer));
-    client?.destroy();
     await origin?.close();
-    await Promise.all([s3?.stop(), redis?.stop()]);
+    await stores?.stop();
     await Promise.all([...dirs, ...nodes.map((node) => node.dataDir)].map(removeDir));
   });
 

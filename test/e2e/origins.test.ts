@@ -1,12 +1,13 @@
 import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { pngBomb, startS3Server, type TestS3Server } from "@pixport/testing";
 import { originSignedPath, originVariantUrl, sign, unsignedOriginUrl } from "@pixport/url-signer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, decode, halves, isClose, mean, solid, useServer } from "./harness.js";
 import { rawGet, startLoopbackOrigin } from "./origin-fixtures.js";
+import { s3ClientOf } from "./shared-stores.js";
 
 const SECRET = "origin-delivery-secret-0123456789";
 const RED: [number, number, number] = [255, 0, 0];
@@ -53,14 +54,7 @@ beforeAll(async () => {
   });
   origin.put("/photos/a.png", png);
   s3 = await startS3Server(["media"]);
-  s3Client = new S3Client({
-    endpoint: s3.endpoint,
-    region: s3.region,
-    forcePathStyle: true,
-    credentials: s3.credentials,
-    requestChecksumCalculation: "WHEN_REQUIRED",
-    responseChecksumValidation: "WHEN_REQUIRED",
-  });
+  s3Client = s3ClientOf(s3);
   await s3Client.send(
     new PutObjectCommand({
       Bucket: "media",

@@ -2,9 +2,8 @@ import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { request } from "node:http";
 import { promisify } from "node:util";
-import { HeadObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
+import { HeadObjectCommand, ListObjectsV2Command, type S3Client } from "@aws-sdk/client-s3";
 import type { ImageRecord } from "@pixport/core";
-import { startRedisServer, startS3Server, type TestRedisServer, type TestS3Server } from "@pixport/testing";
 import { variantUrl } from "@pixport/url-signer";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,37 +15,25 @@ import {
   type PrebuiltNode,
   photo,
   removeDir,
-  spawnPrebuiltServer,
   stopPrebuiltServer,
   tempDataDir,
   upload,
   uploadForm,
 } from "./harness.js";
+import { type SharedStores, spawnStatelessNode, startSharedStores } from "./shared-stores.js";
 
 const run = promisify(execFile);
 const CDN = "https://cdn.pixport.test";
 const DELIVERY_KEY = "scale-out-delivery-secret-0123456789";
 
-type Node = PrebuiltNode;
-
-/**
- * Starts the built `pixport serve` on its own (empty, unshared) data directory: with `storage: s3`
- * and `metadata: redis` nothing an image needs may live in it.
- */
-async function serve(environment: Record<string, string>): Promise<Node & { dataDir: string }> {
-  const dataDir = await tempDataDir();
-  return { ...(await spawnPrebuiltServer(dataDir, environment)), dataDir };
-}
-
 const stop = stopPrebuiltServer;
 
 describe("two stateless prebuilt-server processes over one S3 (s3rver) and one Redis", () => {
-  let s3: TestS3Server;
-  let redis: TestRedisServer;
+  let stores: SharedStores;
   let client: S3Client;
   let redisClient: Redis;
   let environment: Record<string, string>;
-  let nodes: (Node & { dataDir: string })[] = [];
+  let nodes: (PrebuiltNode & { dataDir: string })[] = [];
   const dirs: string[] = [];
 
   const cli = async (...args: string[]) => {
@@ -79,39 +66,22 @@ describe("two stateless prebuilt-server processes over one S3 (s3rver) and one R
   beforeAll(async () => {
     if (!existsSync(CLI))
       throw new Error(`${CLI} is missing: run \`pnpm build\` first (the test script does).`);
-    [s3, redis] = await Promise.all([startS3Server(["originals", "cdn-origin"]), startRedisServer()]);
-    client = new S3Client({
-      endpoint: s3.endpoint,
-      region: s3.region,
-      forcePathStyle: true,
-      credentials: s3.credentials,
-      requestChecksumCalculation: "WHEN_REQUIRED",
-      responseChecksumValidation: "WHEN_REQUIRED",
-    });
-    redisClient = new Redis(redis.url);
+    stores = await startSharedStores(["originals", "cdn-origin"]);
+    client = stores.client;
+    redisClient = new Redis(stores.redis.url);
     environment = {
-      PIXPORT_REDIS_URL: redis.url,
-      PIXPORT_STORAGE: "s3",
-      PIXPORT_METADATA: "redis",
-      PIXPORT_S3_BUCKET: "originals",
-      PIXPORT_S3_PREFIX: "pixport/",
+      ...stores.environment("originals"),
       PIXPORT_S3_PUBLIC_BUCKET: "cdn-origin",
-      PIXPORT_S3_ENDPOINT: s3.endpoint,
-      PIXPORT_S3_REGION: s3.region,
-      PIXPORT_S3_FORCE_PATH_STYLE: "true",
-      AWS_ACCESS_KEY_ID: s3.credentials.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: s3.credentials.secretAccessKey,
       PIXPORT_PUBLIC_STORAGE_BASE_URL: CDN,
       PIXPORT_DELIVERY_SIGNING_KEYS: DELIVERY_KEY,
     };
-    nodes = await Promise.all([serve(environment), serve(environment)]);
+    nodes = await Promise.all([spawnStatelessNode(environment), spawnStatelessNode(environment)]);
   }, 60_000);
 
   afterAll(async () => {
     await Promise.all(nodes.map(stop));
-    client?.destroy();
     redisClient?.disconnect();
-    await Promise.all([s3?.stop(), redis?.stop()]);
+    await stores?.stop();
     await Promise.all([...dirs, ...nodes.map((node) => node.dataDir)].map(removeDir));
   });
 
@@ -219,7 +189,7 @@ describe("two stateless prebuilt-server processes over one S3 (s3rver) and one R
   }, 90_000);
 
   it("a node killed (SIGKILL) mid-upload leaves no half-visible image on the other node", async () => {
-    const victim = await serve(environment);
+    const victim = await spawnStatelessNode(environment);
     nodes.push(victim);
     const survivor = nodes[0]!;
     const key = await liveKey("crash");
