@@ -1,13 +1,28 @@
-import { sign, variantUrl } from "@pixport/url-signer";
-import { beforeAll, describe, expect, it } from "vitest";
-import { call, newKey, quadrants, upload, useServer } from "./harness.js";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { originVariantUrl, sign, variantUrl } from "@pixport/url-signer";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, newKey, quadrants, removeDir, upload, useServer } from "./harness.js";
 
 const SECRET = "variant-spelling-secret-0123456789";
+/** The contract's error body (a 404 has the message shape). */
+const ERROR_KEYS = ["code", "error", "message", "status", "type"];
+
+/** A directory origin holding `a.png` (made before the server starts). */
+let assets: string;
+beforeAll(async () => {
+  assets = await mkdtemp(path.join(tmpdir(), "pixport-spelling-origin-"));
+  await writeFile(path.join(assets, "a.png"), await quadrants(80, 40));
+});
+afterAll(() => removeDir(assets));
 
 // A CDN keys its cache by the URL as sent: every variant has exactly one spelling that answers,
 // the one the URL signer writes, so the same picture is never cached under two keys.
 describe("variant URLs have one spelling", () => {
-  const running = useServer({ delivery: { signingKeys: [SECRET] } });
+  const running = useServer(() => ({
+    delivery: { signingKeys: [SECRET], origins: { assets: { type: "fs", directory: assets } } },
+  }));
   let imageId: string;
   let canonical: string;
 
@@ -32,16 +47,26 @@ describe("variant URLs have one spelling", () => {
   });
 
   it.each([
-    ["an upper-case extension", (path: string) => path.replace(/\.png$/, ".PNG")],
-    ["a trailing slash", (path: string) => `${path}/`],
-    ["modifiers in another order", (path: string) => path.replace("h_20,w_40", "w_40,h_20")],
-    ["a percent-encoded comma", (path: string) => path.replace(",", "%2C")],
-    ["an empty modifier", (path: string) => path.replace(",", ",,")],
-  ])("%s is a 404 naming the spelling", async (_name, respell) => {
+    ["an upper-case extension", (path: string) => path.replace(/\.png$/, ".PNG"), "h_20,w_40.png"],
+    ["an upper-case .JPG", (path: string) => path.replace(/\.png$/, ".JPG"), "h_20,w_40.jpg"],
+    ["a mixed-case .WebP", (path: string) => path.replace(/\.png$/, ".WebP"), "h_20,w_40.webp"],
+    ["an upper-case .AUTO", (path: string) => path.replace(/\.png$/, ".AUTO"), "h_20,w_40.auto"],
+    ["a trailing slash", (path: string) => `${path}/`, "without a trailing slash"],
+    [
+      "a trailing slash after .WEBP",
+      (path: string) => `${path.replace(/\.png$/, ".WEBP")}/`,
+      "trailing slash",
+    ],
+    ["modifiers in another order", (path: string) => path.replace("h_20,w_40", "w_40,h_20"), "h_20,w_40.png"],
+    ["a percent-encoded comma", (path: string) => path.replace(",", "%2C"), "percent-encoding"],
+    ["an empty modifier", (path: string) => path.replace(",", ",,"), "h_20,w_40.png"],
+  ])("%s is a 404 naming the spelling", async (_name, respell, named) => {
     const response = await call(running.url, "GET", respell(canonical));
     expect(response.status, JSON.stringify(response.json)).toBe(404);
+    expect(Object.keys(response.json).sort()).toEqual(ERROR_KEYS);
     expect(response.json.code).toBe("ROUTE_NOT_FOUND");
     expect(response.json.message).toMatch(/one spelling/);
+    expect(response.json.message).toContain(named);
   });
 
   it("a percent-encoded signature character is a 404", async () => {
@@ -87,5 +112,51 @@ describe("variant URLs have one spelling", () => {
     ).toBe("HIT");
     const eco = await call(running.url, "GET", await signed("q_auto:eco,w_40.webp"));
     expect([eco.status, eco.headers.get("x-cache")]).toEqual([200, "MISS"]);
+  });
+
+  describe("origin variant URLs", () => {
+    let originCanonical: string;
+    beforeAll(async () => {
+      const url = await originVariantUrl({
+        base: running.url,
+        secret: SECRET,
+        origin: "assets",
+        path: "a.png",
+        modifiers: ["w_40", "h_20"],
+        ext: "webp",
+      });
+      originCanonical = new URL(url).pathname;
+    });
+
+    it("the signer's spelling answers", async () => {
+      expect(originCanonical).toMatch(/\/o\/assets\/h_20,w_40\/a\.png\.webp$/);
+      const response = await call(running.url, "GET", originCanonical);
+      expect([response.status, response.headers.get("content-type")]).toEqual([200, "image/webp"]);
+    });
+
+    it.each([
+      ["an upper-case extension", (path: string) => path.replace(/\.webp$/, ".WEBP"), "a.png.webp"],
+      ["a mixed-case .Jpg", (path: string) => path.replace(/\.webp$/, ".Jpg"), "a.png.jpg"],
+      ["a trailing slash", (path: string) => `${path}/`, "without a trailing slash"],
+      [
+        "a trailing slash after .WEBP",
+        (path: string) => `${path.replace(/\.webp$/, ".WEBP")}/`,
+        "trailing slash",
+      ],
+      ["modifiers in another order", (path: string) => path.replace("h_20,w_40", "w_40,h_20"), "h_20,w_40"],
+    ])("%s is a 404 naming the spelling", async (_name, respell, named) => {
+      const response = await call(running.url, "GET", respell(originCanonical));
+      expect(response.status, JSON.stringify(response.json)).toBe(404);
+      expect(Object.keys(response.json).sort()).toEqual(ERROR_KEYS);
+      expect(response.json.code).toBe("ROUTE_NOT_FOUND");
+      expect(response.json.message).toMatch(/one spelling/);
+      expect(response.json.message).toContain(named);
+    });
+
+    it("an extension that is no output format stays a 422 naming the formats", async () => {
+      const response = await call(running.url, "GET", originCanonical.replace(/\.webp$/, ".BMP"));
+      expect(response.status, JSON.stringify(response.json)).toBe(422);
+      expect(response.json.errors).toEqual([expect.stringMatching(/^path must end with \.jpeg, \.jpg/)]);
+    });
   });
 });

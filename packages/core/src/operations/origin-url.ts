@@ -71,12 +71,14 @@ const hasControl = (text: string) =>
 /**
  * Splits and checks `{path}.{ext}`: every segment decodes, is not empty, `.` or `..`, and holds no
  * `/`, `\` or control character once decoded (so no path can climb out of its origin's root, even
- * encoded); each is written as encodeURIComponent writes it (one spelling per object, 404 else).
+ * encoded); each is written as encodeURIComponent writes it and the extension in lower case (one
+ * spelling per variant, 404 naming it else).
  */
 export function parseOriginPath(raw: string): OriginPath {
   const dot = raw.lastIndexOf(".");
   const slash = raw.lastIndexOf("/");
-  const ext = dot > slash ? raw.slice(dot + 1) : "";
+  const written = dot > slash ? raw.slice(dot + 1) : "";
+  const ext = written.toLowerCase();
   if (!EXTENSIONS.includes(ext)) {
     throw validationError([{ path: "path", message: `must end with .${EXTENSIONS.join(", .")}` }]);
   }
@@ -111,6 +113,12 @@ export function parseOriginPath(raw: string): OriginPath {
       );
     }
     segments.push(decoded);
+  }
+  if (written !== ext) {
+    throw new ImagePipelineError(
+      ErrorCodes.ROUTE_NOT_FOUND,
+      `Variant URLs have one spelling: ${raw.slice(0, dot)}.${ext} (lower-case extension), not ${raw}.`,
+    );
   }
   return { raw: raw.slice(0, dot), segments, ext };
 }
