@@ -1,5 +1,12 @@
+import { lookup as dnsLookup } from "node:dns/promises";
 import type { IncomingMessage } from "node:http";
-import { isImagePipelineError, type OriginAnswer, type OriginSource } from "@pixport/core";
+import {
+  ErrorCodes,
+  ImagePipelineError,
+  isImagePipelineError,
+  type OriginAnswer,
+  type OriginSource,
+} from "@pixport/core";
 import {
   cacheControlMaxAge,
   type OriginGetRequest,
@@ -8,9 +15,9 @@ import {
   parseOptions,
 } from "@pixport/core/adapter-kit";
 import { z } from "zod";
+import { type ConnectErrors, type ConnectorOptions, getThrough, type HostResolver } from "./connect.js";
 import { blockedAddressReason } from "./ip-address.js";
 import { readOriginBody } from "./origin-body.js";
-import { type OriginConnectSettings, originTimeout, sendOriginRequest } from "./origin-connect.js";
 
 const isFunction = (value: unknown) => typeof value === "function";
 
@@ -41,7 +48,7 @@ export const httpOriginSourceOptionsSchema = z.strictObject({
    * address connected to must be public, checked on the address actually connected to. @default false
    */
   allowPrivateNetwork: z.boolean().default(false),
-  /** Deadline to open the connection of one hop, ms. @default 5000 */
+  /** Deadline to open the connection of one hop (name look-up, TCP and TLS), ms. @default 5000 */
   connectTimeoutMs: z.number().int().min(10).max(120_000).default(5000),
   /** Largest accepted response head, bytes. @default 16384 */
   maxHeaderBytes: z.number().int().min(1024).max(1_048_576).default(16_384),
@@ -49,6 +56,11 @@ export const httpOriginSourceOptionsSchema = z.strictObject({
   userAgent: z.string().min(1).max(200).default("pixport-origin"),
   /** Extra trusted CA certificates (PEM) for an https origin. @default the Node.js root store */
   ca: z.union([z.string(), z.array(z.string())]).optional(),
+  /**
+   * Resolves host names (tests); every answer is checked, one refused answer refuses the host.
+   * @default `dns.lookup(hostname, { all: true })`
+   */
+  resolve: z.custom<HostResolver>(isFunction, "must be a function").optional(),
   /** Decides which addresses may be connected to (tests); overrides `allowPrivateNetwork`. */
   addressPolicy: z.custom<(address: string) => string | null>(isFunction, "must be a function").optional(),
 });
@@ -56,12 +68,28 @@ export type HttpOriginSourceOptions = z.input<typeof httpOriginSourceOptionsSche
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
+const originTimeout = (what: string) =>
+  new ImagePipelineError(ErrorCodes.ORIGIN_TIMEOUT, `The origin did not ${what} in time.`);
+
+/** An origin's connection errors, in the `ORIGIN_*` family. */
+const ORIGIN_CONNECT_ERRORS: ConnectErrors = {
+  scheme: (url) => originError(`The origin's URL is not http or https (${url.protocol}).`),
+  blocked: (address, _hostname, reason) =>
+    originError(
+      "The origin resolves to an address this server may not connect to.",
+      new Error(`${address}: ${reason}`),
+    ),
+  noAddress: (hostname) => new Error(`${hostname} has no address`),
+  timeout: () => originTimeout("accept the connection"),
+};
+
 /**
  * An origin source on an HTTP(S) server: `{path}` is appended to `baseUrl`, each segment encoded
  * again. Requests carry only `Accept`, `Accept-Encoding: identity`, `User-Agent`, the configured
  * headers and, to revalidate, `If-None-Match`/`If-Modified-Since`; nothing of the client's request
- * is forwarded. Every address connected to is checked (public only, unless `allowPrivateNetwork`),
- * through the name look-up the connection itself uses, so DNS rebinding cannot swap it. Redirects
+ * is forwarded. Every address of the host is checked (public only, unless `allowPrivateNetwork`)
+ * and the connection made to the checked address itself, as the URL fetcher does, so DNS
+ * rebinding cannot swap it; the peer connected is checked again. Redirects
  * are followed by hand and only on the origin (or to `redirectHosts`); the byte limit is counted
  * as the body arrives, the declared type must be allowed and the first bytes an image's.
  *
@@ -76,19 +104,33 @@ export function createHttpOriginSource(options: HttpOriginSourceOptions): Origin
   const policy =
     config.addressPolicy ??
     ((address: string) => (config.allowPrivateNetwork ? null : blockedAddressReason(address)));
-  const connect: OriginConnectSettings = {
-    policy,
-    headers: config.headers,
-    userAgent: config.userAgent,
+  const connector: ConnectorOptions = {
+    resolve: config.resolve ?? ((hostname) => dnsLookup(hostname, { all: true, verbatim: true })),
+    addressPolicy: (address) => policy(address),
+    allowPlainHttp: true,
+    ca: config.ca,
     connectTimeoutMs: config.connectTimeoutMs,
     maxHeaderBytes: config.maxHeaderBytes,
-    ca: config.ca,
+    errors: ORIGIN_CONNECT_ERRORS,
+  };
+  /** One GET of `url`: the configured headers, then the request's own, revalidation included. */
+  const send = (url: URL, request: OriginGetRequest) => {
+    const validators = request.validators ?? {};
+    const headers = {
+      ...config.headers,
+      Accept: "image/*",
+      "Accept-Encoding": "identity",
+      "User-Agent": config.userAgent,
+      ...(validators.etag === undefined ? {} : { "If-None-Match": validators.etag }),
+      ...(validators.lastModified === undefined ? {} : { "If-Modified-Since": validators.lastModified }),
+    };
+    return getThrough(connector, url, headers, request.signal);
   };
 
   async function get(request: OriginGetRequest): Promise<OriginAnswer> {
     let url = new URL(request.segments.map(encodeURIComponent).join("/"), base);
     for (let hop = 0; ; hop++) {
-      const response = await sendOriginRequest(connect, url, request);
+      const response = await send(url, request);
       const status = response.statusCode ?? 0;
       if (REDIRECTS.has(status)) {
         response.destroy();

@@ -1,7 +1,5 @@
 import { lookup as dnsLookup } from "node:dns/promises";
 import type { IncomingMessage } from "node:http";
-import { request as httpsRequest } from "node:https";
-import type { Socket } from "node:net";
 import {
   type ErrorCode,
   ErrorCodes,
@@ -13,8 +11,8 @@ import {
 } from "@pixport/core";
 import { MIME_TYPES, parseOptions } from "@pixport/core/adapter-kit";
 import { z } from "zod";
-import { type AddressPolicy, type ConnectSettings, connect, type HostResolver } from "./connect.js";
-import { type Deadline, fail, startDeadline, translate } from "./fetch-errors.js";
+import { type AddressPolicy, type ConnectorOptions, getThrough, type HostResolver } from "./connect.js";
+import { fail, notHttps, sourceConnectErrors, startDeadline, translate } from "./fetch-errors.js";
 import { blockedAddressReason } from "./ip-address.js";
 import { readBody } from "./read-body.js";
 
@@ -82,6 +80,7 @@ export function createNodeImageFetcher(options: NodeImageFetcherOptions = {}): I
   const settings: FetcherSettings = {
     resolve: config.resolve ?? defaultResolve,
     addressPolicy: config.addressPolicy ?? ((address) => blockedAddressReason(address)),
+    allowPlainHttp: false,
     ca: config.ca as string | Buffer | (string | Buffer)[] | undefined,
     port: config.port,
     maxHeaderBytes: config.maxHeaderBytes,
@@ -93,9 +92,8 @@ export function createNodeImageFetcher(options: NodeImageFetcherOptions = {}): I
   };
 }
 
-/** The parsed options: how to connect, and the request's head. */
-interface FetcherSettings extends ConnectSettings {
-  maxHeaderBytes: number;
+/** The parsed options: how to connect (all but what each request sets), and the request's head. */
+interface FetcherSettings extends Omit<ConnectorOptions, "connectTimeoutMs" | "errors"> {
   userAgent: string;
 }
 
@@ -105,7 +103,7 @@ async function fetchImage(settings: FetcherSettings, request: ImageFetchRequest)
   try {
     let url = request.url;
     for (let hop = 0; ; hop++) {
-      const response = await requestOnce(settings, url, request, deadline);
+      const response = await requestOnce(settings, url, request, deadline.signal);
       const status = response.statusCode ?? 0;
       if (REDIRECTS.has(status)) {
         response.destroy();
@@ -153,48 +151,32 @@ async function fetchImage(settings: FetcherSettings, request: ImageFetchRequest)
   }
 }
 
-export function requestOnce(
+/** One hop: an https URL on the default port without credentials, over the checked connection. */
+function requestOnce(
   settings: FetcherSettings,
   url: string,
   request: ImageFetchRequest,
-  deadline: Deadline,
+  signal: AbortSignal,
 ): Promise<IncomingMessage> {
-  return new Promise((resolveResponse, reject) => {
-    const target = new URL(url);
-    if (
-      target.protocol !== "https:" ||
-      target.username !== "" ||
-      target.password !== "" ||
-      target.port !== ""
-    ) {
-      reject(
-        fail(ErrorCodes.URL_NOT_ALLOWED, "must be an https URL on the default port without credentials"),
-      );
-      return;
-    }
-    const hostname = target.hostname.replace(/^\[(.*)\]$/, "$1");
-    const outgoing = httpsRequest({
-      host: hostname,
-      port: settings.port,
-      method: "GET",
-      path: `${target.pathname}${target.search}`,
-      headers: {
-        Host: target.host,
-        Accept: ACCEPTED_TYPES,
-        "Accept-Encoding": "identity",
-        "User-Agent": settings.userAgent,
-        Connection: "close",
-      },
-      maxHeaderSize: settings.maxHeaderBytes,
-      // No agent: no pooling, no proxy, and the connection is made by `connect` above.
-      createConnection: ((_options: unknown, callback: (error: Error | null, socket?: Socket) => void) => {
-        connect(settings, hostname, request, deadline, callback);
-        return undefined;
-      }) as never,
-      signal: deadline.signal,
-    });
-    outgoing.once("response", resolveResponse);
-    outgoing.once("error", reject);
-    outgoing.end();
-  });
+  const target = new URL(url);
+  if (
+    target.protocol !== "https:" ||
+    target.username !== "" ||
+    target.password !== "" ||
+    target.port !== ""
+  ) {
+    return Promise.reject(notHttps());
+  }
+  const connector: ConnectorOptions = {
+    ...settings,
+    connectTimeoutMs: request.connectTimeoutMs,
+    errors: sourceConnectErrors(request.connectTimeoutMs),
+  };
+  const headers = {
+    Accept: ACCEPTED_TYPES,
+    "Accept-Encoding": "identity",
+    "User-Agent": settings.userAgent,
+    Connection: "close",
+  };
+  return getThrough(connector, target, headers, signal);
 }

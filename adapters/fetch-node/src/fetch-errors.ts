@@ -1,9 +1,30 @@
 import { type ErrorCode, ErrorCodes, ImagePipelineError, isImagePipelineError } from "@pixport/core";
+import type { ConnectErrors } from "./connect.js";
 
 export const fail = (code: ErrorCode, message: string, cause?: unknown) =>
   new ImagePipelineError(code, message, cause === undefined ? {} : { cause });
 
 export const seconds = (ms: number) => `${ms % 1000 === 0 ? ms / 1000 : (ms / 1000).toFixed(1)}s`;
+
+/** The refusal of a URL the fetcher may not request. */
+export const notHttps = () =>
+  fail(ErrorCodes.URL_NOT_ALLOWED, "must be an https URL on the default port without credentials");
+
+/** A fetch's connection errors, in the `SOURCE_*` family. */
+export function sourceConnectErrors(connectTimeoutMs: number): ConnectErrors {
+  return {
+    scheme: notHttps,
+    blocked: (address, hostname, reason) =>
+      fail(
+        ErrorCodes.SOURCE_UNREACHABLE,
+        "could not be reached (its host resolves to a non-public address)",
+        new Error(`${hostname} -> ${address}: ${reason}`),
+      ),
+    noAddress: () =>
+      fail(ErrorCodes.SOURCE_UNREACHABLE, "could not be reached (its host name does not resolve)"),
+    timeout: () => fail(ErrorCodes.SOURCE_TIMEOUT, `did not connect within ${seconds(connectTimeoutMs)}`),
+  };
+}
 
 /** Turns a Node error into the port's error with a client-safe message (details stay in `cause`). */
 export function translate(error: unknown): ImagePipelineError {

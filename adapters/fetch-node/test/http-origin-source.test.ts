@@ -2,9 +2,16 @@ import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ErrorCodes, isImagePipelineError } from "@pixport/core";
-import { Colors, describeOriginSourceConformance, solidImage } from "@pixport/testing";
+import {
+  Colors,
+  createTestCertificates,
+  describeOriginSourceConformance,
+  solidImage,
+  startTestHttpsServer,
+  type TestHttpsServer,
+} from "@pixport/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHttpOriginSource } from "../src/index.js";
+import { blockedAddressReason, createHttpOriginSource } from "../src/index.js";
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
 
@@ -134,5 +141,60 @@ describe("http origin", () => {
       .get({ segments: ["slow.png"], maxBytes: 1e6, signal: controller.signal })
       .catch((caught: unknown) => caught);
     expect(error).toBe(reason);
+  });
+});
+
+describe("https origin on a host name", () => {
+  // The test resolver maps the origin's names to loopback; the server's certificate (test CA) is for
+  // cms.test only.
+  const addresses: Record<string, string[]> = {
+    "cms.test": ["127.0.0.1"],
+    "other.test": ["127.0.0.1"],
+    "mixed.test": ["127.0.0.1", "10.0.0.7"],
+  };
+  const resolve = async (hostname: string) => {
+    const found = addresses[hostname];
+    if (found === undefined) throw Object.assign(new Error(`ENOTFOUND ${hostname}`), { code: "ENOTFOUND" });
+    return found.map((address) => ({ address, family: 4 }));
+  };
+  const certificates = createTestCertificates(["cms.test", "mixed.test"]);
+  let server: TestHttpsServer;
+  let png: Uint8Array;
+  beforeAll(async () => {
+    png = await solidImage(4, 4, Colors.blue, "png");
+    server = await startTestHttpsServer(certificates, (_request, response) =>
+      response.writeHead(200, { "Content-Type": "image/png" }).end(png),
+    );
+  });
+  afterAll(() => server.close());
+
+  const get = (host: string, extra: object = {}) =>
+    createHttpOriginSource({ baseUrl: `https://${host}:${server.port}/`, resolve, ...extra }).get({
+      segments: ["a.png"],
+      maxBytes: 1e6,
+    });
+
+  it("connects to the checked address, with the certificate checked on the host name", async () => {
+    const found = await get("cms.test", { ca: certificates.ca, allowPrivateNetwork: true });
+    expect(found.status === "found" && [...found.data]).toEqual([...png]);
+    const before = server.connections;
+    // A certificate for another name, and an unknown CA, are refused on the connection.
+    expect(await codeOf(get("other.test", { ca: certificates.ca, allowPrivateNetwork: true }))).toBe(
+      ErrorCodes.ORIGIN_ERROR,
+    );
+    expect(await codeOf(get("cms.test", { allowPrivateNetwork: true }))).toBe(ErrorCodes.ORIGIN_ERROR);
+    expect(server.connections).toBe(before + 2);
+  });
+
+  it("refuses a name with a refused answer before connecting, even when its first answer passes", async () => {
+    const before = server.connections;
+    expect(await codeOf(get("cms.test", { ca: certificates.ca }))).toBe(ErrorCodes.ORIGIN_ERROR);
+    // 127.0.0.1 passes this policy and is the answer connected to; the private one refuses the host.
+    const loopbackOnly = (address: string) =>
+      address === "127.0.0.1" ? null : blockedAddressReason(address);
+    expect(await codeOf(get("mixed.test", { ca: certificates.ca, addressPolicy: loopbackOnly }))).toBe(
+      ErrorCodes.ORIGIN_ERROR,
+    );
+    expect(server.connections).toBe(before);
   });
 });

@@ -11,7 +11,7 @@ import { z } from "zod";
 
 const httpOriginSchema = originSettingsSchema.extend({
   type: z.literal("http"),
-  ...httpOriginSourceOptionsSchema.omit({ addressPolicy: true }).shape,
+  ...httpOriginSourceOptionsSchema.omit({ addressPolicy: true, resolve: true }).shape,
 });
 
 const s3OriginSchema = originSettingsSchema.extend({
