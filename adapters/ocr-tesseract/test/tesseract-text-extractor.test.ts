@@ -1,8 +1,16 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { ErrorCodes, ImagePipelineError } from "@pixport/core";
 import sharp from "sharp";
-import { describe, expect, it } from "vitest";
-import { createTesseractTextExtractor, DECODE_BYTES_PER_PIXEL, READ_BYTES_PER_PIXEL } from "../src/index.js";
+import { describe, expect, it, vi } from "vitest";
+import type { GreyPage } from "../src/grey-page.js";
+import {
+  createTesseractTextExtractor,
+  DECODE_BYTES_PER_PIXEL,
+  READ_BYTES_PER_PIXEL,
+  tesseractTextExtractorOptionsSchema,
+} from "../src/index.js";
+import { createReaderPool, type PageReader } from "../src/reader-pool.js";
+import { createRecognizer } from "../src/recognizer.js";
 import { defaultLangPath } from "../src/traineddata.js";
 import { readWithWasm, startWasmWorker, WASM_SPENT_FILES } from "../src/wasm-engine.js";
 import { readInOwnProcess, renderDocument } from "./own-process.js";
@@ -139,6 +147,66 @@ describe("idle workers", () => {
   }, 60_000);
 });
 
+/** Lets pending promise chains run (not a timer the fake clock holds). */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+/** A promise with its resolve function. */
+function deferred() {
+  let resolve: () => void = () => undefined;
+  const promise = new Promise<void>((done) => {
+    resolve = done;
+  });
+  return { promise, resolve };
+}
+
+/** Counts calls; `reached(n)` resolves once there have been `n`. */
+function counter() {
+  let count = 0;
+  const waiting = new Map<number, ReturnType<typeof deferred>>();
+  const at = (n: number) => waiting.get(n) ?? waiting.set(n, deferred()).get(n)!;
+  return {
+    add() {
+      count += 1;
+      at(count).resolve();
+    },
+    reached: (n: number) => at(n).promise,
+  };
+}
+
+/**
+ * Readers that read nothing: the pages, numbered in the order their first read began, wait until
+ * the test answers them (then every read of that page answers at once, with no text).
+ */
+function gatedReaders() {
+  const pages: GreyPage[] = [];
+  const begun = counter();
+  const gates = new Map<number, ReturnType<typeof deferred>>();
+  const gate = (page: number) => gates.get(page) ?? gates.set(page, deferred()).get(page)!;
+  const terminated: number[] = [];
+  let started = 0;
+  const read = async (page: GreyPage) => {
+    if (!pages.includes(page)) {
+      pages.push(page);
+      begun.add();
+    }
+    await gate(pages.indexOf(page) + 1).promise;
+    return [];
+  };
+  return {
+    async start(): Promise<PageReader> {
+      started += 1;
+      const id = started;
+      return { readPage: read, readBlock: read, terminate: async () => void terminated.push(id) };
+    },
+    /** Resolves once page `n` is being read. */
+    reading: (n: number) => begun.reached(n),
+    answer: (n: number) => gate(n).resolve(),
+    pagesRead: () => pages.length,
+    started: () => started,
+    terminated,
+  };
+}
+
 describe("back-pressure and one deadline per call", () => {
   it("refuses calls beyond the running and queued ones at once with OCR_AT_CAPACITY", async () => {
     const extractor = createTesseractTextExtractor({ workers: 1, maxQueued: 1 });
@@ -165,53 +233,62 @@ describe("back-pressure and one deadline per call", () => {
   }, 60_000);
 
   it("bounds a queued call by its deadline, counted from the call", async () => {
-    const extractor = createTesseractTextExtractor({ workers: 1, maxQueued: 8, timeoutMs: 60_000 });
+    // Fake readers the test answers, and the call deadlines' timers on a clock the test moves: the
+    // order of events is the assertion, not the time anything takes.
+    const readers = gatedReaders();
+    const pool = createReaderPool(1, readers.start);
+    const acquires = counter();
+    const timeoutMs = 10_000;
+    const recognizer = createRecognizer(
+      {
+        ...tesseractTextExtractorOptionsSchema.parse({}),
+        size: 1,
+        maxQueued: 2,
+        timeoutMs,
+        engine: "native",
+      },
+      {
+        ...pool,
+        acquire: (signal) => {
+          acquires.add();
+          return pool.acquire(signal);
+        },
+      },
+    );
+    const image = { ...(await renderDocument()), mimeType: "image/jpeg" as const };
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
     try {
-      const rendered = await renderDocument();
-      const image = { ...rendered, mimeType: "image/jpeg" as const };
-      // Time a cold call (worker start-up included) and warm ones, then give a second extractor a
-      // deadline that a cold call fits in comfortably but that a call queued behind several
-      // recognitions cannot: the queued call must time out, counted from its call. (Measured here,
-      // not assumed: a loaded CI machine can be several times slower than a quiet one.) A warm
-      // call's time is the fastest of three: from a single one, taken while the machine was busy
-      // with other test files, the queue ahead of the last call could read faster than measured and
-      // let it finish in time (it did once in CI).
-      const coldStarted = performance.now();
-      await extractor.extract({ model: "tesseract", image, format: "plain" });
-      const cold = performance.now() - coldStarted;
-      let one = Number.POSITIVE_INFINITY;
-      for (let round = 0; round < 3; round += 1) {
-        const timed = performance.now();
-        await extractor.extract({ model: "tesseract", image, format: "plain" });
-        one = Math.min(one, performance.now() - timed);
-      }
-      const deadline = Math.round(Math.max(one * 1.5, cold * 2));
-      // The last call starts after (calls - 1) recognitions: twice as many as fit in the deadline at
-      // the fastest time measured, and 3 more (the calls all end by the deadline, so more calls do
-      // not make the test longer).
-      const calls = Math.ceil((deadline / one) * 2) + 4;
-      const short = createTesseractTextExtractor({ workers: 1, maxQueued: calls, timeoutMs: deadline });
-      try {
-        await short.extract({ model: "tesseract", image, format: "plain" }); // warm its worker
-        const started = performance.now();
-        const results = await Promise.all(
-          Array.from({ length: calls }, () =>
-            short.extract({ model: "tesseract", image, format: "plain" }).then(
-              () => ({ code: "ok", ms: performance.now() - started }),
-              (error: { code?: string }) => ({ code: error.code, ms: performance.now() - started }),
-            ),
-          ),
-        );
-        expect(results.at(-1)?.code).toBe("MODEL_TIMEOUT");
-        // Whatever each call's outcome, none took much longer than the deadline from its call.
-        for (const result of results) expect(result.ms).toBeLessThan(deadline + 1_500);
-      } finally {
-        await short.close();
-      }
+      const settled: string[] = [];
+      const calls = ["first", "second", "third"].map((name) =>
+        recognizer.read(image, {}).then(
+          () => settled.push(`${name} answered`),
+          (error: { code?: string }) => settled.push(`${name}: ${error.code}`),
+        ),
+      );
+      await readers.reading(1);
+      vi.advanceTimersByTime(timeoutMs / 2);
+      readers.answer(1);
+      await calls[0];
+      // The second call has the reader from half its deadline on; the third waits for it.
+      await readers.reading(2);
+      await acquires.reached(3);
+      vi.advanceTimersByTime(timeoutMs / 2 - 1);
+      await settle();
+      expect(settled).toEqual(["first answered"]);
+      vi.advanceTimersByTime(1);
+      await settle();
+      // At the deadline from their call: the recognition running is stopped and its reader
+      // terminated, and the call still waiting leaves the queue without reading.
+      expect(settled.slice(1).sort()).toEqual(["second: MODEL_TIMEOUT", "third: MODEL_TIMEOUT"]);
+      expect(readers.pagesRead()).toBe(2);
+      expect(readers.terminated).toEqual([1]);
+      expect(readers.started()).toBe(1);
     } finally {
-      await extractor.close();
+      vi.useRealTimers();
+      recognizer.close();
+      await pool.close();
     }
-  }, 120_000);
+  });
 });
 
 describe("memory: the host's budget and the largest page read", () => {
