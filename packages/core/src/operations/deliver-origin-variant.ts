@@ -1,5 +1,5 @@
 import { ErrorCodes, ImagePipelineError, isImagePipelineError } from "../errors.js";
-import { type ImageRecord, MIME_TYPES } from "../image.js";
+import { MIME_TYPES } from "../image.js";
 import type { WorkGate } from "../policies/work-gate.js";
 import type { OriginSource } from "../ports/origin-source.js";
 import type { CachedVariant, VariantCache, VariantSigner } from "../ports/variant-cache.js";
@@ -7,12 +7,7 @@ import { applyClientHints, CLIENT_HINT_HEADERS, type ClientHints } from "./clien
 import { runCodec } from "./codec-runner.js";
 import type { PipelineContext } from "./context.js";
 import { createEtags, createSingleFlight, encodeSmallest } from "./deliver-variant.js";
-import {
-  type ConfiguredOrigin,
-  createOriginals,
-  type Original,
-  type OriginalHeader,
-} from "./origin-originals.js";
+import { type ConfiguredOrigin, createOriginals, type Original } from "./origin-originals.js";
 import {
   ORIGIN_NAME_PATTERN,
   originSettingsSchema,
@@ -20,8 +15,9 @@ import {
   type ResolvedOriginSettings,
 } from "./origin-url.js";
 import type { DeliveredVariant, ResolvedDeliveryOptions } from "./variant-options.js";
-import { candidateOutput, planVariant, type VariantCandidate, type VariantPlan } from "./variant-plan.js";
-import { boundedMemo, expandModifiers, sha256Hex } from "./variant-request.js";
+import { candidateOutput, type VariantCandidate, type VariantPlan } from "./variant-plan.js";
+import { createVariantPlanner } from "./variant-planner.js";
+import { boundedMemo, expandModifiers } from "./variant-request.js";
 import { canonicalModifiers, type Extension, tokenKey } from "./variant-url.js";
 
 /*
@@ -87,24 +83,6 @@ function checkUnsigned(settings: ResolvedOriginSettings, name: string, tokens: s
     }
   }
   if (!width) throw forbidden(`Unsigned URLs of origin ${name} need a w_ of ${allow.widths.join(", ")}.`);
-}
-
-/** The original as the record-shaped source the planner reads (size, format, frames). */
-function sourceOf(original: OriginalHeader, account: string | undefined): ImageRecord {
-  return {
-    id: "origin",
-    accountId: account ?? "",
-    stage: "live",
-    name: "origin",
-    format: original.format,
-    width: original.width,
-    height: original.height,
-    size: original.size,
-    createdAt: new Date(0).toISOString(),
-    blobKey: "origin",
-    url: null,
-    ...(original.frames > 1 ? { frames: original.frames } : {}),
-  };
 }
 
 /** Encodes a planned variant of an original (in a work-gate slot), or the original when smaller. */
@@ -184,37 +162,6 @@ function createOriginVerifier(signer: VariantSigner | undefined) {
   };
 }
 
-/**
- * Plans of origin variants with their cache keys, remembered (bounded): hits repeat the same URLs,
- * and planning walks the steps twice and hashes twice over Web Crypto. A plan depends on the URL,
- * the hinted width, what `Accept` allows and the original's version.
- */
-function createOriginPlanner(context: PipelineContext, options: ResolvedDeliveryOptions) {
-  const plans = boundedMemo<{ plan: VariantPlan; key: string; pathKey: string }>(10_000);
-  return async (
-    request: OriginVariantRequest,
-    rawPath: string,
-    url: ResolvedVariantUrlOf,
-    source: ImageRecord,
-    version: string,
-  ) => {
-    const memoKey = `${request.origin}\n${rawPath}|${url.file}|${url.hintedWidth ?? ""}|${version}|${request.accept ?? ""}`;
-    let known = plans.get(memoKey);
-    if (known === undefined) {
-      const plan = planVariant(context, options, url, source, request.accept);
-      known = {
-        plan,
-        key: `${(await sha256Hex(`${plan.identity}|src=${version}`)).slice(0, 40)}.${plan.keyExtension}`,
-        pathKey: (await sha256Hex(`${request.origin}\n${rawPath}`)).slice(0, 40),
-      };
-      plans.set(memoKey, known);
-    }
-    return known;
-  };
-}
-
-type ResolvedVariantUrlOf = Parameters<typeof planVariant>[2];
-
 export function createOriginDelivery(
   context: PipelineContext,
   dependencies: OriginDeliveryDependencies,
@@ -225,7 +172,7 @@ export function createOriginDelivery(
   const cachedOrComputed = createSingleFlight(dependencies.cache, dependencies.reserveMiss);
   const etagOf = createEtags();
   const verify = createOriginVerifier(dependencies.signer);
-  const planned = createOriginPlanner(context, options);
+  const planned = createVariantPlanner(context, options);
 
   async function deliver(request: OriginVariantRequest): Promise<DeliveredVariant> {
     const origin = ORIGIN_NAME_PATTERN.test(request.origin) ? origins.get(request.origin) : undefined;
@@ -250,26 +197,24 @@ export function createOriginDelivery(
       originals.freshHeader(request.origin, path.segments) ??
       (await originals.get(request.origin, path.segments, request.signal));
     const account = origin.settings.account;
-    const source = sourceOf(header, account);
     const file = `${request.modifiers}.${path.ext}`;
     const url = applyClientHints(
       { modifiers, ext: path.ext as Extension, tokens, file },
       request.hints,
-      source,
+      header,
     );
-    const { plan, key, pathKey } = await planned(request, path.raw, url, source, header.version);
-    const { variant, state } = await cachedOrComputed(
-      `o/${request.origin}/${pathKey}`,
-      account,
-      key,
-      async () => {
-        const original =
-          "data" in header
-            ? (header as Original)
-            : await originals.get(request.origin, path.segments, request.signal);
-        return computeOriginVariant(context, dependencies.gate, original, plan, request.signal);
-      },
+    const { plan, cacheId, key } = await planned(
+      url,
+      { origin: request.origin, path: path.raw, header },
+      request.accept,
     );
+    const { variant, state } = await cachedOrComputed(cacheId, account, key, async () => {
+      const original =
+        "data" in header
+          ? (header as Original)
+          : await originals.get(request.origin, path.segments, request.signal);
+      return computeOriginVariant(context, dependencies.gate, original, plan, request.signal);
+    });
     const maxAge =
       modifiers.exp === undefined
         ? `public, max-age=${header.freshSeconds}`

@@ -9,13 +9,9 @@ import { type Caller, loadImageBytes, type PipelineContext } from "./context.js"
 import type { ParsedImageBody } from "./inputs.js";
 import { createSignedUrl, type SignedUrl, type signedUrlSchema } from "./signed-url.js";
 import type { DeliveredVariant, ResolvedDeliveryOptions, VariantRequest } from "./variant-options.js";
-import { candidateOutput, planVariant, type VariantCandidate, type VariantPlan } from "./variant-plan.js";
-import {
-  boundedMemo,
-  createVariantUrlResolver,
-  type ResolvedVariantUrl,
-  sha256Hex,
-} from "./variant-request.js";
+import { candidateOutput, type VariantCandidate, type VariantPlan } from "./variant-plan.js";
+import { createVariantPlanner } from "./variant-planner.js";
+import { createVariantUrlResolver, sha256Hex } from "./variant-request.js";
 import type { Modifiers } from "./variant-url.js";
 
 /*
@@ -222,31 +218,16 @@ export function createVariantDelivery(
   const { signer, cache, gate } = dependencies;
   const cachedOrComputed = createSingleFlight(cache, dependencies.reserveMiss);
   const resolveUrl = createVariantUrlResolver(signer, options, context.clock);
-  // Hits repeat the same URLs: each one's plan and cache key are remembered (bounded), as planning
-  // walks the steps twice and SHA-256 over Web Crypto costs more than the cache lookup. A plan
-  // depends on the URL, the hinted width, what `Accept` allows and the record's stored bytes and
-  // facts (an image's blob never changes; its facts may arrive after its first variant).
-  const plans = boundedMemo<{ plan: VariantPlan; key: string }>(10_000);
+  const planned = createVariantPlanner(context, options);
   const etagOf = createEtags();
-
-  const planned = async (url: ResolvedVariantUrl, record: ImageRecord, accept: string | undefined) => {
-    const memoKey = `${url.imageId}/${url.file}|${url.hintedWidth ?? ""}|${record.blobKey}|${record.facts === undefined ? "" : "f"}|${accept ?? ""}`;
-    let known = plans.get(memoKey);
-    if (known === undefined) {
-      const plan = planVariant(context, options, url, record, accept);
-      known = { plan, key: `${(await sha256Hex(plan.identity)).slice(0, 40)}.${plan.keyExtension}` };
-      plans.set(memoKey, known);
-    }
-    return known;
-  };
 
   async function deliver(request: VariantRequest): Promise<DeliveredVariant> {
     const asked = await resolveUrl(request);
     const record = await findSource(context, asked.imageId, asked.modifiers);
     if (record === null) throw imageNotFound(asked.imageId);
     const url = applyClientHints(asked, request.hints, record);
-    const { plan, key } = await planned(url, record, request.accept);
-    const { variant, state } = await cachedOrComputed(url.imageId, record.accountId, key, () =>
+    const { plan, cacheId, key } = await planned(url, { imageId: url.imageId, record }, request.accept);
+    const { variant, state } = await cachedOrComputed(cacheId, record.accountId, key, () =>
       computeVariant(context, gate, record, plan, request.signal),
     );
     if (state === "MISS") {
