@@ -4,7 +4,10 @@ import { ErrorCodes, ImagePipelineError, type ModelCallOptions } from "@pixport/
 export interface CallDeadline {
   /** Rejects with `MODEL_TIMEOUT` after `timeoutMs`, or with the signal's reason when it aborts. */
   readonly reached: Promise<never>;
-  /** Aborted with the same reason when `reached` rejects, for waits that take a signal. */
+  /**
+   * Aborted with the same reason as `reached` rejects, in the same turn (so a call can see that its
+   * deadline passed before its awaited promises run), for waits that take a signal.
+   */
   readonly signal: AbortSignal;
   /** Stops the timer and the abort listener (the call ended). */
   clear(): void;
@@ -14,10 +17,15 @@ export interface CallDeadline {
 export function startDeadline(timeoutMs: number, signal: AbortSignal | undefined): CallDeadline {
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
+  const passed = new AbortController();
   const reached = new Promise<never>((_, reject) => {
+    const fail = (reason: unknown) => {
+      passed.abort(reason);
+      reject(reason);
+    };
     timer = setTimeout(
       () =>
-        reject(
+        fail(
           new ImagePipelineError(
             ErrorCodes.MODEL_TIMEOUT,
             `Text extraction took longer than ${timeoutMs} ms.`,
@@ -25,11 +33,11 @@ export function startDeadline(timeoutMs: number, signal: AbortSignal | undefined
         ),
       timeoutMs,
     );
-    onAbort = () => reject(signal?.reason ?? new Error("aborted"));
+    onAbort = () => fail(signal?.reason ?? new Error("aborted"));
     signal?.addEventListener("abort", onAbort, { once: true });
   });
-  const passed = new AbortController();
-  reached.catch((reason: unknown) => passed.abort(reason));
+  // A call that ends before its deadline never awaits `reached`: its rejection is no unhandled error.
+  reached.catch(() => undefined);
   return {
     reached,
     signal: passed.signal,

@@ -145,6 +145,12 @@ async function prepare(
       deadline.reached,
     );
     const reader = await pool.acquire(deadline.signal);
+    // A reader granted as the deadline passed, or started after it, goes back unread: a read begun
+    // now would be thrown away, and the reader terminated with it.
+    if (deadline.signal.aborted) {
+      pool.release(reader);
+      throw deadline.signal.reason;
+    }
     leaveAhead();
     leaveAhead = undefined;
     return { input, rules, reader, releaseRead };

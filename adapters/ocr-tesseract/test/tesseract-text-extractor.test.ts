@@ -184,6 +184,7 @@ function gatedReaders() {
   const gate = (page: number) => gates.get(page) ?? gates.set(page, deferred()).get(page)!;
   const terminated: number[] = [];
   let started = 0;
+  let startGate: Promise<void> | undefined;
   const read = async (page: GreyPage) => {
     if (!pages.includes(page)) {
       pages.push(page);
@@ -196,7 +197,14 @@ function gatedReaders() {
     async start(): Promise<PageReader> {
       started += 1;
       const id = started;
+      await startGate;
       return { readPage: read, readBlock: read, terminate: async () => void terminated.push(id) };
+    },
+    /** Readers started from now on wait for the function returned (a slow engine start). */
+    holdStarts() {
+      const gate = deferred();
+      startGate = gate.promise;
+      return gate.resolve;
     },
     /** Resolves once page `n` is being read. */
     reading: (n: number) => begun.reached(n),
@@ -283,6 +291,69 @@ describe("back-pressure and one deadline per call", () => {
       expect(readers.pagesRead()).toBe(2);
       expect(readers.terminated).toEqual([1]);
       expect(readers.started()).toBe(1);
+    } finally {
+      vi.useRealTimers();
+      recognizer.close();
+      await pool.close();
+    }
+  });
+});
+
+describe("a queued call whose reader comes after its deadline", () => {
+  // The call gives the reader back unread and times out: a read begun after the deadline would be
+  // thrown away, and its reader terminated with it.
+  it.each([
+    ["given back in the same turn as the deadline", false],
+    ["started after it (the one before was discarded)", true],
+  ])("reader %s", async (_, restart) => {
+    const readers = gatedReaders();
+    const pool = createReaderPool(1, readers.start);
+    const acquires = counter();
+    const timeoutMs = 10_000;
+    const recognizer = createRecognizer(
+      {
+        ...tesseractTextExtractorOptionsSchema.parse({}),
+        size: 1,
+        maxQueued: 1,
+        timeoutMs,
+        engine: "native",
+      },
+      {
+        ...pool,
+        acquire: (signal) => {
+          acquires.add();
+          return pool.acquire(signal);
+        },
+      },
+    );
+    const image = { ...(await renderDocument()), mimeType: "image/jpeg" as const };
+    const held = await pool.acquire();
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      // One clock step runs both timers with no promise in between: the slot is granted, then the
+      // deadline passes before the call resumes.
+      if (!restart) setTimeout(() => pool.release(held), timeoutMs - 1);
+      const outcome = recognizer.read(image, {}).then(
+        () => "answered",
+        (error: { code?: string }) => error.code,
+      );
+      await acquires.reached(1);
+      let finishStart: () => void = () => undefined;
+      if (restart) {
+        finishStart = readers.holdStarts();
+        pool.discard(held);
+        await settle();
+        expect(readers.started()).toBe(2);
+      }
+      vi.advanceTimersByTime(timeoutMs);
+      finishStart();
+      expect(await outcome).toBe("MODEL_TIMEOUT");
+      expect(readers.pagesRead()).toBe(0);
+      // The reader the call had went back to the pool, unharmed: the next call reuses it.
+      expect(readers.terminated).toEqual(restart ? [1] : []);
+      const next = await pool.acquire();
+      expect(readers.started()).toBe(restart ? 2 : 1);
+      pool.release(next);
     } finally {
       vi.useRealTimers();
       recognizer.close();
