@@ -19,6 +19,8 @@ const SECRET = "origin-builders-secret-0123456789";
 /** The open origins' allow-list: Next.js's default widths, as a site would configure it. */
 const WIDTHS = [64, 128, 256, 384, 640, 750, 828, 1080];
 const QUALITIES = [60, 75];
+/** An allow-list that names automatic quality: q_auto (and q_auto:good, the same) and q_auto:eco. */
+const AUTO_QUALITIES = [60, "auto", "auto:eco"] as const;
 const FORMATS = ["auto", "webp", "png"] as const;
 const SOURCE = { width: 1200, height: 800 };
 const FILE = "products/red shoe.jpg";
@@ -49,6 +51,7 @@ describe("origin URL builders against the real server", () => {
         signed: { type: "fs", directory },
         assets: { type: "fs", directory, unsigned },
         cms: { type: "http", baseUrl: `${origin.url}/media/`, allowPrivateNetwork: true, unsigned },
+        tuned: { type: "fs", directory, unsigned: { ...unsigned, qualities: AUTO_QUALITIES } },
       },
     },
   }));
@@ -170,6 +173,39 @@ describe("origin URL builders against the real server", () => {
     await expectImage(transformer(`/${FILE}`, { width: "256", quality: "60", format: "png" }), 256, ["png"]);
     const absolute = new URL(`${origin.url}/media/products/red%20shoe.jpg`);
     await expectImage(transformer(absolute, { width: 64, format: "webp" }), 64, ["webp"]);
+  });
+
+  it("q_auto unsigned where the allow-list names it: builders and loaders, each level as listed", async () => {
+    const base = running.url;
+    const at = (modifiers: string[], name = "tuned") =>
+      unsignedOriginUrl({ base, origin: name, path: FILE, modifiers, ext: "webp" });
+    await expectImage(at(["q_auto", "w_256"]), 256, ["webp"]);
+    // q_auto:good is q_auto's variant: the builder writes it q_auto; as sent, it is a hit.
+    expect(at(["q_auto:good", "w_256"])).toBe(at(["q_auto", "w_256"]));
+    const long = `${base}/v/_/o/tuned/q_auto:good,w_256/products/red%20shoe.jpg.webp`;
+    const hit = await call(base, "GET", long);
+    expect([hit.status, hit.headers.get("x-cache")]).toEqual([200, "HIT"]);
+    await expectImage(at(["q_auto:eco", "w_128"]), 128, ["webp"]);
+    const loader = createNextLoader({
+      base,
+      origin: "tuned",
+      widths: WIDTHS,
+      qualities: AUTO_QUALITIES,
+      quality: "auto",
+    });
+    const next = loader({ src: `/${FILE}`, width: 100 });
+    expect(next).toContain("/v/_/o/tuned/q_auto,w_128/");
+    await expectImage(next, 128, ["webp", "jpeg"]);
+    const unpic = createUnpicTransformer({ base, origin: "tuned" })(`/${FILE}`, {
+      width: 64,
+      quality: "auto:eco",
+    });
+    expect(unpic).toContain("/v/_/o/tuned/q_auto:eco,w_64/");
+    await expectImage(unpic, 64, ["webp", "jpeg"]);
+    // Off the list: a level it does not name, and q_auto on an origin that lists numbers only.
+    await expectRefused(at(["q_auto:best", "w_256"]));
+    await expectRefused(at(["q_auto", "w_256"], "assets"));
+    await expectRefused(at(["q_auto:eco", "w_256"], "cms"));
   });
 
   it("answers 403 in the contract's shape for unsigned URLs outside the allow-list", async () => {

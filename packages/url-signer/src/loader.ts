@@ -25,19 +25,39 @@ export interface OriginLoaderConfig {
    * when above all), so every URL stays inside the list. Omitted: widths pass as asked.
    */
   widths?: readonly number[];
-  /** The origin's allow-list of qualities: a quality is rounded to the nearest listed one. */
-  qualities?: readonly number[];
-  /** `q_` when the framework passes no quality. Omitted: the server's default for the format. */
-  quality?: number;
+  /**
+   * The origin's allow-list of qualities, as the server's: a number is rounded to the nearest
+   * listed number; when only automatic qualities are listed, `quality` stands in for it (when
+   * automatic, else no `q_` is sent). An automatic quality must be listed (`auto` and `auto:good`
+   * are one) or the loader throws a TypeError naming it. Omitted: qualities pass as asked.
+   */
+  qualities?: readonly LoaderQuality[];
+  /**
+   * `q_` when the framework passes no quality: a number, or `auto` / `auto:{level}` for `q_auto`,
+   * the quality chosen per image. Omitted: the server's default for the format.
+   */
+  quality?: LoaderQuality;
   /** The output format. @default "auto" */
   ext?: VariantExtension;
+}
+
+/** An automatic quality (`q_auto`, `q_auto:{level}`): `auto` is the level `good`. */
+export type AutoQuality = "auto" | "auto:good" | "auto:best" | "auto:eco";
+/** A quality a loader asks: a number 1..100, or automatic. */
+export type LoaderQuality = number | AutoQuality;
+
+const AUTO_QUALITIES: readonly string[] = ["auto", "auto:good", "auto:best", "auto:eco"];
+
+/** Whether `value` is an automatic quality (`auto`, `auto:{level}`). */
+export function isAutoQuality(value: unknown): value is AutoQuality {
+  return typeof value === "string" && AUTO_QUALITIES.includes(value);
 }
 
 /** What one image asks of a loader. */
 export interface OriginLoaderRequest {
   src: string;
   width?: number;
-  quality?: number;
+  quality?: LoaderQuality;
   ext?: VariantExtension;
 }
 
@@ -105,6 +125,30 @@ function nearest(list: readonly number[], value: number): number {
   return best;
 }
 
+/** The level an automatic quality names (`auto` is `auto:good`). */
+const levelOf = (quality: AutoQuality) => (quality === "auto" ? "auto:good" : quality);
+
+/** The `q_` of `asked` within the allow-list of `config`, or undefined for none. */
+function qualityToken(asked: LoaderQuality | undefined, config: OriginLoaderConfig): string | undefined {
+  if (asked === undefined) return undefined;
+  const listed = config.qualities;
+  if (typeof asked === "string") {
+    if (
+      listed?.length &&
+      !listed.some((entry) => isAutoQuality(entry) && levelOf(entry) === levelOf(asked))
+    ) {
+      throw new TypeError(
+        `expected a quality of the origin's allow-list (${listed.join(", ")}) for quality, received ${JSON.stringify(asked)}`,
+      );
+    }
+    return `q_${asked}`;
+  }
+  if (!listed?.length) return `q_${Math.round(asked)}`;
+  const numbers = listed.filter((entry) => typeof entry === "number");
+  if (numbers.length > 0) return `q_${nearest(numbers, asked)}`;
+  return typeof config.quality === "string" ? qualityToken(config.quality, config) : undefined;
+}
+
 /** The unsigned origin variant URL of one image at one width. */
 export function originLoaderUrl(request: OriginLoaderRequest, config: OriginLoaderConfig): string {
   const { origin, path } = resolveOriginSource(request.src, config);
@@ -113,12 +157,8 @@ export function originLoaderUrl(request: OriginLoaderRequest, config: OriginLoad
     const width = Math.round(request.width);
     modifiers.push(`w_${config.widths?.length ? roundUp(config.widths, width) : width}`);
   }
-  const quality = request.quality ?? config.quality;
-  if (quality !== undefined) {
-    modifiers.push(
-      `q_${config.qualities?.length ? nearest(config.qualities, quality) : Math.round(quality)}`,
-    );
-  }
+  const quality = qualityToken(request.quality ?? config.quality, config);
+  if (quality !== undefined) modifiers.push(quality);
   return unsignedOriginUrl({
     base: config.base,
     origin,

@@ -18,7 +18,7 @@
  */
 import { type OriginLoaderConfig, originLoaderUrl } from "./loader.js";
 
-export type { OriginLoaderConfig } from "./loader.js";
+export type { AutoQuality, LoaderQuality, OriginLoaderConfig } from "./loader.js";
 
 /** What Next.js passes a loader (`ImageLoaderProps` of `next/image`). */
 export interface NextLoaderProps {
@@ -33,7 +33,9 @@ export type NextLoader = (props: NextLoaderProps) => string;
 /**
  * A Next.js loader over `config`. Keep the server's allow-list of the origin equal to (or a superset
  * of) Next's `images.deviceSizes` and `images.imageSizes`, the widths Next asks for, and of
- * `images.qualities`; or give them here as `widths`/`qualities` to round to them.
+ * `images.qualities`; or give them here as `widths`/`qualities` to round to them. `quality: "auto"`
+ * (or `auto:{level}`) asks `q_auto` of every image without a quality prop, which the origin's
+ * `qualities` must allow.
  */
 export function createNextLoader(config: OriginLoaderConfig): NextLoader {
   return ({ src, width, quality }) => originLoaderUrl({ src, width, quality }, config);

@@ -11,9 +11,9 @@
  * // <Image transformer={transformer} src="/products/shoe.jpg" width={640} height={480} alt="" />
  * ```
  */
-import { isVariantExtension, type OriginLoaderConfig, originLoaderUrl } from "./loader.js";
+import { isAutoQuality, isVariantExtension, type OriginLoaderConfig, originLoaderUrl } from "./loader.js";
 
-export type { OriginLoaderConfig } from "./loader.js";
+export type { AutoQuality, LoaderQuality, OriginLoaderConfig } from "./loader.js";
 
 /** The operations unpic passes a transformer (its `Operations`): numbers or numeric strings. */
 export interface UnpicOperations {
@@ -33,8 +33,8 @@ function toNumber(value: number | string | undefined): number | undefined {
 }
 
 /**
- * An unpic transformer over `config`. It sends the width (and quality, and a format unpic's
- * `<Source type>` asks for), never the height: the allow-list of an unsigned origin lists widths,
+ * An unpic transformer over `config`. It sends the width (and quality, a number or `auto` /
+ * `auto:{level}` for `q_auto`, and a format unpic's `<Source type>` asks for), never the height: the allow-list of an unsigned origin lists widths,
  * and unpic's own style (`object-fit: cover` at the layout's aspect ratio) crops on the page.
  */
 export function createUnpicTransformer(config: OriginLoaderConfig): UnpicTransformer {
@@ -43,7 +43,7 @@ export function createUnpicTransformer(config: OriginLoaderConfig): UnpicTransfo
       {
         src: src.toString(),
         width: toNumber(operations.width),
-        quality: toNumber(operations.quality),
+        quality: isAutoQuality(operations.quality) ? operations.quality : toNumber(operations.quality),
         ext: isVariantExtension(operations.format) ? operations.format : undefined,
       },
       config,

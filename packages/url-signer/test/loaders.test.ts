@@ -94,6 +94,29 @@ describe("Next.js loader (@pixport/url-signer/next)", () => {
     expect(() => loader({ src: "https://cms.test/media/x.jpg?v=2", width: 10 })).toThrow(/query/);
     expect(() => loader({ src: "https://cms.test/media/../secret.jpg", width: 10 })).toThrow(TypeError);
   });
+
+  it("asks q_auto of images without a quality prop, within an allow-list that names automatic qualities", () => {
+    const loader: ImageLoader = createNextLoader({ base, origin: "cms", quality: "auto" });
+    const { props } = getImageProps({ loader, src: "/p.jpg", width: 640, height: 480, alt: "" });
+    expect(candidates(props.srcSet!).map(({ url }) => url)).toEqual([
+      `${base}/v/_/o/cms/q_auto,w_640/p.jpg.auto`,
+      `${base}/v/_/o/cms/q_auto,w_1920/p.jpg.auto`,
+    ]);
+    // A quality prop still wins, rounded to the listed numbers when there are some.
+    const mixed = createNextLoader({ base, origin: "cms", quality: "auto:eco", qualities: [60, "auto:eco"] });
+    expect(mixed({ src: "/p.jpg", width: 64 })).toBe(`${base}/v/_/o/cms/q_auto:eco,w_64/p.jpg.auto`);
+    expect(mixed({ src: "/p.jpg", width: 64, quality: 75 })).toBe(`${base}/v/_/o/cms/q_60,w_64/p.jpg.auto`);
+    // Only automatic qualities listed: a quality prop gives way to the loader's automatic one.
+    const onlyAuto = createNextLoader({ base, origin: "cms", quality: "auto:good", qualities: ["auto"] });
+    expect(onlyAuto({ src: "/p.jpg", width: 64, quality: 90 })).toBe(
+      `${base}/v/_/o/cms/q_auto,w_64/p.jpg.auto`,
+    );
+    const noDefault = createNextLoader({ base, origin: "cms", qualities: ["auto:best"] });
+    expect(noDefault({ src: "/p.jpg", width: 64, quality: 90 })).toBe(`${base}/v/_/o/cms/w_64/p.jpg.auto`);
+    // An automatic quality off the list would be a 403: the loader says so while rendering.
+    const offList = createNextLoader({ base, origin: "cms", quality: "auto:best", qualities: [75, "auto"] });
+    expect(() => offList({ src: "/p.jpg", width: 64 })).toThrow(/allow-list \(75, auto\).*"auto:best"/);
+  });
 });
 
 describe("unpic transformer (@pixport/url-signer/unpic)", () => {
@@ -129,6 +152,16 @@ describe("unpic transformer (@pixport/url-signer/unpic)", () => {
       `${base}/v/_/o/cms/q_55,w_320/a.png.webp`,
     );
     expect(transformer("/a.png", { width: 24, format: "bmp" })).toBe(`${base}/v/_/o/cms/w_24/a.png.auto`);
+    expect(transformer("/a.png", { width: 64, quality: "auto:eco" })).toBe(
+      `${base}/v/_/o/cms/q_auto:eco,w_64/a.png.auto`,
+    );
+    // q_auto:good is written q_auto (one variant); an unknown level is no quality.
+    expect(transformer("/a.png", { width: 64, quality: "auto:good" })).toBe(
+      `${base}/v/_/o/cms/q_auto,w_64/a.png.auto`,
+    );
+    expect(transformer("/a.png", { width: 64, quality: "auto:max" })).toBe(
+      `${base}/v/_/o/cms/w_64/a.png.auto`,
+    );
     const mapped = createUnpicTransformer({ base, origins: { cms: "https://cms.test/" } });
     expect(mapped(new URL("https://cms.test/a%20b.png"), { width: 64 })).toBe(
       `${base}/v/_/o/cms/w_64/a%20b.png.auto`,

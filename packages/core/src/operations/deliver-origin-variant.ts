@@ -18,7 +18,7 @@ import type { DeliveredVariant, ResolvedDeliveryOptions } from "./variant-option
 import { candidateOutput, type VariantCandidate, type VariantPlan } from "./variant-plan.js";
 import { createVariantPlanner } from "./variant-planner.js";
 import { boundedMemo, expandModifiers } from "./variant-request.js";
-import { canonicalModifiers, type Extension, tokenKey } from "./variant-url.js";
+import { cacheToken, canonicalModifiers, type Extension, tokenKey } from "./variant-url.js";
 
 /*
  * The delivery flow of `GET /v/{signature}/o/{origin}/{modifiers}/{path}.{ext}`: the URL checked
@@ -76,7 +76,10 @@ function checkUnsigned(settings: ResolvedOriginSettings, name: string, tokens: s
     const key = tokenKey(token);
     const value = Number(token.slice(key.length + 1));
     if (key === "w" && allow.widths.includes(value) && `w_${value}` === token) width = true;
-    else if (!(key === "q" && allow.qualities.includes(value) && `q_${value}` === token)) {
+    // As the variant cache keys them: "auto" allows q_auto:good too, the same variant.
+    else if (
+      !(key === "q" && allow.qualities.some((quality) => cacheToken(`q_${quality}`) === cacheToken(token)))
+    ) {
       throw forbidden(
         `Unsigned URLs of origin ${name} may carry only an allowed w_ and q_; ${token} is not allowed.`,
       );

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ErrorCodes, ImagePipelineError, validationError } from "../errors.js";
 import { workQueueOptionsSchema } from "../policies/work-gate.js";
+import { AUTO_QUALITY_LEVELS, type AutoQualityLevel } from "./quality-levels.js";
 import { EXTENSIONS, variantExtensions } from "./variant-url.js";
 
 /*
@@ -15,6 +16,18 @@ export const originNameSchema = z
   .string()
   .regex(ORIGIN_NAME_PATTERN, "must be 1 to 32 lower-case letters, digits or hyphens");
 
+/** An automatic quality an unsigned origin may allow: `auto` (the level `good`) or `auto:{level}`. */
+export type UnsignedAutoQuality = "auto" | `auto:${AutoQualityLevel}`;
+const UNSIGNED_AUTO_QUALITIES: [UnsignedAutoQuality, ...UnsignedAutoQuality[]] = [
+  "auto",
+  ...AUTO_QUALITY_LEVELS.map((level) => `auto:${level}` as const),
+];
+
+/** One entry of an unsigned allow-list's `qualities`: `q_{n}` for a number, `q_{entry}` else. */
+const unsignedQualitySchema = z.union([z.number().int().min(1).max(100), z.enum(UNSIGNED_AUTO_QUALITIES)], {
+  error: `must be an integer between 1 and 100, auto or auto:{level} (a level of ${AUTO_QUALITY_LEVELS.join(", ")})`,
+});
+
 /** Delivery settings of one origin (`delivery.origins.{name}`); where its bytes live is its source. */
 export const originSettingsSchema = z.strictObject({
   /**
@@ -25,12 +38,14 @@ export const originSettingsSchema = z.strictObject({
   /**
    * Accept URLs without a signature (`_`) whose modifiers are only a width of `widths`, optionally
    * a quality of `qualities`, and a format of `formats`, so a loader in the browser needs no
-   * secret. Anything else unsigned is 403. Signed URLs keep every modifier.
+   * secret. Anything else unsigned is 403. Signed URLs keep every modifier. A quality is a number
+   * (`q_{n}`) or automatic: `"auto"` allows `q_auto` and `q_auto:good` (one variant), and
+   * `"auto:{level}"` allows `q_auto:{level}`.
    */
   unsigned: z
     .strictObject({
       widths: z.array(z.number().int().min(1).max(10_000)).min(1).max(200),
-      qualities: z.array(z.number().int().min(1).max(100)).max(100).default([]),
+      qualities: z.array(unsignedQualitySchema).max(100).default([]),
       formats: z.array(z.enum(variantExtensions())).min(1).default(["auto"]),
     })
     .optional(),
