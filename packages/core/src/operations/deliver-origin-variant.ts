@@ -1,5 +1,6 @@
 import { ErrorCodes, ImagePipelineError, isImagePipelineError } from "../errors.js";
 import { MIME_TYPES } from "../image.js";
+import { LruMap } from "../lru.js";
 import type { WorkGate } from "../policies/work-gate.js";
 import type { OriginSource } from "../ports/origin-source.js";
 import type { CachedVariant, VariantCache, VariantSigner } from "../ports/variant-cache.js";
@@ -17,7 +18,7 @@ import {
 import type { DeliveredVariant, ResolvedDeliveryOptions } from "./variant-options.js";
 import { candidateOutput, type VariantCandidate, type VariantPlan } from "./variant-plan.js";
 import { createVariantPlanner } from "./variant-planner.js";
-import { boundedMemo, expandModifiers } from "./variant-request.js";
+import { expandModifiers } from "./variant-request.js";
 import { cacheToken, canonicalModifiers, type Extension, tokenKey } from "./variant-url.js";
 
 /*
@@ -148,7 +149,8 @@ function configuredOrigins(
 
 /** Checks an origin URL's signature (remembering verified ones, bounded) or its unsigned allow-list. */
 function createOriginVerifier(signer: VariantSigner | undefined) {
-  const verified = boundedMemo<true>(10_000);
+  // Only passes are kept; `get` (not `has`) so a hit counts as a use.
+  const verified = new LruMap<string, true>({ maxEntries: 10_000 });
   return async (
     request: OriginVariantRequest,
     settings: ResolvedOriginSettings,

@@ -35,14 +35,6 @@ export interface ResolvedVariantUrl {
   hintedWidth?: number;
 }
 
-/** A map that forgets its least recently used entries beyond `limit`. */
-export function boundedMemo<T>(limit: number): {
-  get(key: string): T | undefined;
-  set(key: string, value: T): void;
-} {
-  return new LruMap<string, T>({ maxEntries: limit });
-}
-
 export async function sha256Hex(input: string | Uint8Array): Promise<string> {
   const bytes = typeof input === "string" ? new TextEncoder().encode(input) : input;
   const digest = await globalThis.crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
@@ -99,7 +91,7 @@ export function createVariantUrlResolver(
   // bench/delivery.mjs, and parsing and canonicalising the URL again as much, so a URL that passed
   // is remembered whole (its expiry is checked on every use). Only passes are kept: a forged or
   // malformed URL costs its checks each time and takes no room.
-  const resolved = boundedMemo<ResolvedVariantUrl>(10_000);
+  const resolved = new LruMap<string, ResolvedVariantUrl>({ maxEntries: 10_000 });
   const verify = async (signature: string, tokens: string[], signedPath: string) => {
     if (signature === "_") {
       const onlyPreset = tokens.length === 1 && tokenKey(tokens[0]!) === "p";
