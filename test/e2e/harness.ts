@@ -308,13 +308,15 @@ export const LAUNCHER = fileURLToPath(new URL("../../packages/server/bin/pixport
 
 /**
  * Starts the built `pixport serve` on a random loopback port over `dataDir`, with `environment`
- * added to this process's environment, and resolves once it prints its banner. With `launcher`,
- * through `packages/server/bin/pixport-serve` (which execs node in its place: same pid).
+ * added to this process's environment, and resolves once it prints its banner (a server that prints
+ * none within 20 s is killed). With `launcher`, through `packages/server/bin/pixport-serve` (which
+ * execs node in its place: same pid). With `stderr`, a file descriptor its stderr is written to
+ * instead of being kept in `output()`.
  */
 export async function spawnPrebuiltServer(
   dataDir: string,
   environment: Record<string, string> = {},
-  { launcher = false }: { launcher?: boolean } = {},
+  { launcher = false, stderr }: { launcher?: boolean; stderr?: number } = {},
 ): Promise<PrebuiltNode> {
   if (!existsSync(CLI))
     throw new Error(`${CLI} is missing: run \`pnpm build\` first (the test script does).`);
@@ -324,7 +326,7 @@ export async function spawnPrebuiltServer(
     launcher ? [LAUNCHER, ...flags] : [CLI, "serve", ...flags],
     {
       env: { ...process.env, PIXPORT_LOG: "false", ...environment },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["ignore", "pipe", stderr ?? "pipe"],
     },
   );
   let output = "";
@@ -332,7 +334,10 @@ export async function spawnPrebuiltServer(
     output += chunk;
   });
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no banner: ${output}`)), 20_000);
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`no banner: ${output}`));
+    }, 20_000);
     child.stdout?.on("data", (chunk) => {
       output += chunk;
       const match = /listening on (http:\/\/\S+)/.exec(output);

@@ -1,7 +1,6 @@
-import { spawn } from "node:child_process";
 import { closeSync, existsSync, openSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
-import { CLI, removeDir, stopPrebuiltServer, tempDataDir } from "./harness.js";
+import { removeDir, spawnPrebuiltServer, stopPrebuiltServer, tempDataDir } from "./harness.js";
 
 // /dev/full answers every write with ENOSPC: the server's log is on a disk that has no room left.
 // pino's destination re-emits the failed write as an `error` event; unhandled, Node exits.
@@ -16,33 +15,15 @@ describe("a log that cannot be written", () => {
     const dataDir = await tempDataDir();
     cleanup.push(() => removeDir(dataDir));
     const full = openSync("/dev/full", "w");
-    const child = spawn(
-      process.execPath,
-      [CLI, "serve", "--port", "0", "--host", "127.0.0.1", "--data-dir", dataDir],
-      {
-        env: { ...process.env, PIXPORT_LOG: "true", PIXPORT_LOG_LEVEL: "info", PIXPORT_METRICS: "true" },
-        stdio: ["ignore", "pipe", full],
-      },
-    );
-    closeSync(full);
-    cleanup.push(() => stopPrebuiltServer({ child }));
-    let exited: string | undefined;
-    child.once("exit", (code, signal) => {
-      exited = `exited with ${code ?? signal}`;
-    });
-    let stdout = "";
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no banner: ${stdout}`)), 20_000);
-      child.stdout?.on("data", (chunk) => {
-        stdout += chunk;
-        const match = /listening on (http:\/\/\S+)/.exec(stdout);
-        if (match) {
-          clearTimeout(timer);
-          resolve(match[1] as string);
-        }
-      });
-      child.once("exit", () => reject(new Error(`exited before its banner: ${stdout}`)));
-    });
+    const node = await spawnPrebuiltServer(
+      dataDir,
+      { PIXPORT_LOG: "true", PIXPORT_LOG_LEVEL: "info", PIXPORT_METRICS: "true" },
+      { stderr: full },
+    ).finally(() => closeSync(full));
+    const { child, url } = node;
+    cleanup.push(() => stopPrebuiltServer(node));
+    // Node sets these before it emits `exit`.
+    const exited = () => child.exitCode ?? child.signalCode ?? undefined;
     // Every answer writes an access line; 4xx answers write warnings.
     for (let round = 0; round < 20; round++) {
       const answers = await Promise.all([
@@ -54,13 +35,13 @@ describe("a log that cannot be written", () => {
       await Promise.all(answers.map((answer) => answer.arrayBuffer()));
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
-    expect(exited).toBeUndefined();
+    expect(exited()).toBeUndefined();
     const metrics = await (await fetch(`${url}/metrics`)).text();
     const errors = /^pixport_log_write_errors_total (\d+)/m.exec(metrics);
     expect(errors, metrics.slice(0, 500)).not.toBeNull();
     expect(Number(errors?.[1])).toBeGreaterThan(0);
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
-    expect(exited).toBeUndefined();
+    expect(exited()).toBeUndefined();
     // And it still stops: pino's flush at exit must not retry the failing write forever.
     const code = new Promise((resolve) => child.once("exit", resolve));
     child.kill("SIGTERM");
