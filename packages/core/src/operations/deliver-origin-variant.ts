@@ -1,13 +1,12 @@
 import { ErrorCodes, ImagePipelineError, isImagePipelineError } from "../errors.js";
-import { MIME_TYPES } from "../image.js";
 import { LruMap } from "../lru.js";
 import type { WorkGate } from "../policies/work-gate.js";
 import type { OriginSource } from "../ports/origin-source.js";
-import type { CachedVariant, VariantCache, VariantSigner } from "../ports/variant-cache.js";
+import type { VariantCache, VariantSigner } from "../ports/variant-cache.js";
 import { applyClientHints, CLIENT_HINT_HEADERS, type ClientHints } from "./client-hints.js";
 import { runCodec } from "./codec-runner.js";
 import type { PipelineContext } from "./context.js";
-import { createEtags, createSingleFlight, encodeSmallest } from "./deliver-variant.js";
+import { computeVariant, createEtags, createSingleFlight, type VariantSource } from "./deliver-variant.js";
 import { type ConfiguredOrigin, createOriginals, type Original } from "./origin-originals.js";
 import {
   ORIGIN_NAME_PATTERN,
@@ -16,7 +15,7 @@ import {
   type ResolvedOriginSettings,
 } from "./origin-url.js";
 import type { DeliveredVariant, ResolvedDeliveryOptions } from "./variant-options.js";
-import { candidateOutput, type VariantCandidate, type VariantPlan } from "./variant-plan.js";
+import { candidateOutput } from "./variant-plan.js";
 import { createVariantPlanner } from "./variant-planner.js";
 import { expandModifiers } from "./variant-request.js";
 import { cacheToken, canonicalModifiers, type Extension, tokenKey } from "./variant-url.js";
@@ -89,39 +88,34 @@ function checkUnsigned(settings: ResolvedOriginSettings, name: string, tokens: s
   if (!width) throw forbidden(`Unsigned URLs of origin ${name} need a w_ of ${allow.widths.join(", ")}.`);
 }
 
-/** Encodes a planned variant of an original (in a work-gate slot), or the original when smaller. */
-async function computeOriginVariant(
+/** An origin's original as a variant's source: its bytes in hand, named by their digest. */
+function originSource(
   context: PipelineContext,
-  gate: WorkGate | undefined,
   original: Original,
-  plan: VariantPlan,
   signal: AbortSignal | undefined,
-): Promise<CachedVariant> {
-  const encode = (candidate: VariantCandidate) =>
-    runCodec(context, {
-      input: original.data,
-      // The original's digest names its bytes, so the codec may keep it decoded like a stored image.
-      sourceKey: `origin/${original.version}`,
-      steps: candidate.steps,
-      output: candidateOutput(candidate),
-      onError: { field: "path" },
-      memory: { size: original, field: "path", frames: original.frames, signal },
-    }).catch((error: unknown) => {
-      if (isImagePipelineError(error) && error.code === ErrorCodes.INVALID_IMAGE) {
-        throw new ImagePipelineError(ErrorCodes.ORIGIN_ERROR, "The origin's image could not be decoded.", {
-          cause: error,
-        });
-      }
-      throw error;
-    });
-  const work = async () => {
-    const encoded = await encodeSmallest(plan, encode);
-    if (plan.orOriginal && encoded.data.byteLength > original.data.byteLength) {
-      return { data: original.data, contentType: MIME_TYPES[original.format] };
-    }
-    return { data: encoded.data, contentType: MIME_TYPES[encoded.format] };
+): VariantSource {
+  return {
+    encode: (candidate) =>
+      runCodec(context, {
+        input: original.data,
+        // The original's digest names its bytes, so the codec may keep it decoded like a stored image.
+        sourceKey: `origin/${original.version}`,
+        steps: candidate.steps,
+        output: candidateOutput(candidate),
+        onError: { field: "path" },
+        memory: { size: original, field: "path", frames: original.frames, signal },
+      }).catch((error: unknown) => {
+        if (isImagePipelineError(error) && error.code === ErrorCodes.INVALID_IMAGE) {
+          throw new ImagePipelineError(ErrorCodes.ORIGIN_ERROR, "The origin's image could not be decoded.", {
+            cause: error,
+          });
+        }
+        throw error;
+      }),
+    size: original.data.byteLength,
+    format: original.format,
+    bytes: async () => original.data,
   };
-  return gate === undefined ? work() : gate.run(work, signal);
 }
 
 /** Every origin with a source: configured ones with their settings, the others with the defaults. */
@@ -218,7 +212,12 @@ export function createOriginDelivery(
         "data" in header
           ? (header as Original)
           : await originals.get(request.origin, path.segments, request.signal);
-      return computeOriginVariant(context, dependencies.gate, original, plan, request.signal);
+      return computeVariant(
+        dependencies.gate,
+        plan,
+        originSource(context, original, request.signal),
+        request.signal,
+      );
     });
     const maxAge =
       modifiers.exp === undefined

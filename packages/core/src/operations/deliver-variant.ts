@@ -1,5 +1,5 @@
 import { ErrorCodes, imageNotFound, isImagePipelineError } from "../errors.js";
-import { type ImageRecord, MIME_TYPES } from "../image.js";
+import { type ImageFormat, type ImageRecord, MIME_TYPES } from "../image.js";
 import type { WorkGate } from "../policies/work-gate.js";
 import type { EncodedImage } from "../ports/image-codec.js";
 import type { CachedVariant, VariantCache, VariantSigner } from "../ports/variant-cache.js";
@@ -116,7 +116,7 @@ function cannotBeMade(error: unknown): boolean {
  * Encodes each candidate of `plan` once and keeps the smallest (the first of equals); the fallback
  * only when nothing was made or the smallest is larger than its prediction.
  */
-export async function encodeSmallest(
+async function encodeSmallest(
   plan: VariantPlan,
   encode: (candidate: VariantCandidate) => Promise<EncodedImage>,
 ): Promise<EncodedImage> {
@@ -142,33 +142,57 @@ export async function encodeSmallest(
 }
 
 /**
+ * What a variant is made of: an encoder of the plan's candidates, and the original (its size,
+ * format, and bytes, read only when the original is the answer).
+ */
+export interface VariantSource {
+  encode(candidate: VariantCandidate): Promise<EncodedImage>;
+  size: number;
+  format: ImageFormat;
+  bytes(): Promise<Uint8Array>;
+}
+
+/**
  * Encodes a planned variant in one work-gate slot: each candidate once, the smallest kept (the
  * first of equals), the fallback only when nothing was made or the smallest is larger than its
- * prediction; then the original instead when that is smaller still and acceptable.
+ * prediction; then the original instead when that is smaller still and acceptable. Stored images
+ * and origin images alike.
  */
-async function computeVariant(
-  context: PipelineContext,
+export async function computeVariant(
   gate: WorkGate | undefined,
-  record: ImageRecord,
   plan: VariantPlan,
+  source: VariantSource,
   signal: AbortSignal | undefined,
 ): Promise<CachedVariant> {
-  const encode = (candidate: VariantCandidate) =>
-    runCodec(context, {
-      input: record,
-      steps: candidate.steps,
-      output: candidateOutput(candidate),
-      onError: "stored",
-      memory: { size: record, field: "image", frames: record.frames, signal },
-    });
   const work = async () => {
-    const made = await encodeSmallest(plan, encode);
-    if (plan.orOriginal && made.data.byteLength > record.size) {
-      return { data: await loadImageBytes(context, record), contentType: MIME_TYPES[record.format] };
+    const made = await encodeSmallest(plan, (candidate) => source.encode(candidate));
+    if (plan.orOriginal && made.data.byteLength > source.size) {
+      return { data: await source.bytes(), contentType: MIME_TYPES[source.format] };
     }
     return { data: made.data, contentType: MIME_TYPES[made.format] };
   };
   return gate === undefined ? work() : gate.run(work, signal);
+}
+
+/** A stored image as a variant's source: the codec reads it by its record, its bytes are loaded when answered. */
+function storedSource(
+  context: PipelineContext,
+  record: ImageRecord,
+  signal: AbortSignal | undefined,
+): VariantSource {
+  return {
+    encode: (candidate) =>
+      runCodec(context, {
+        input: record,
+        steps: candidate.steps,
+        output: candidateOutput(candidate),
+        onError: "stored",
+        memory: { size: record, field: "image", frames: record.frames, signal },
+      }),
+    size: record.size,
+    format: record.format,
+    bytes: () => loadImageBytes(context, record),
+  };
 }
 
 /**
@@ -228,7 +252,7 @@ export function createVariantDelivery(
     const url = applyClientHints(asked, request.hints, record);
     const { plan, cacheId, key } = await planned(url, { imageId: url.imageId, record }, request.accept);
     const { variant, state } = await cachedOrComputed(cacheId, record.accountId, key, () =>
-      computeVariant(context, gate, record, plan, request.signal),
+      computeVariant(gate, plan, storedSource(context, record, request.signal), request.signal),
     );
     if (state === "MISS") {
       // A variant of an image unpublished or deleted meanwhile is not served.
