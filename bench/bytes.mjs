@@ -14,7 +14,8 @@
 // `q_auto` rows are the codec's own automatic quality (`output.autoQuality`, the targets of
 // packages/core/src/operations/quality-levels.ts, or `--good format=ssim,...` to try others); their
 // "/ default" column is the median of each case's bytes over the same format's fixed default, and
-// "time / default" the median of each case's encode time over that fixed default's.
+// "time / default" the median of each case's encode time over that fixed default's, "CPU / default"
+// the same for the process's CPU time (every thread: libvips encodes on its own).
 //
 // Two corpora, reported apart: "photos", the 16 real photographs of scikit-image's sample data
 // (portrait, animal, still life, scene, landscape, space, medical, microscopy, grayscale, scanned
@@ -48,13 +49,15 @@ const BLACK = { r: 0, g: 0, b: 0, alpha: 1 };
 async function transform(input, size, output) {
   const { width, height } = size;
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   const encoded = await codec.transform({
     input,
     steps: [{ type: "resize", width, height, fit: "fill", position: "center", background: BLACK }],
     output: { flattenBackground: BLACK, ...output },
     limits,
   });
-  return { data: encoded.data, ms: performance.now() - started };
+  const cpu = process.cpuUsage(cpuBefore);
+  return { data: encoded.data, ms: performance.now() - started, cpuMs: (cpu.user + cpu.system) / 1000 };
 }
 
 /** RGBA pixels flattened onto black (the outputs' and the reference's common ground). */
@@ -145,7 +148,7 @@ function autoModes() {
 
 async function measure(images) {
   const rows = new Map(
-    modes.map(([name]) => [name, { bytes: [], ratio: [], ssim: [], ms: [], against: [], time: [] }]),
+    modes.map(([name]) => [name, { bytes: [], ratio: [], ssim: [], ms: [], against: [], time: [], cpu: [] }]),
   );
   let cases = 0;
   for (const [name, input] of images) {
@@ -161,14 +164,16 @@ async function measure(images) {
         if (!candidates.every((one) => codec.capabilities.outputFormats.includes(one.format))) continue;
         let data;
         let ms = 0;
+        let cpuMs = 0;
         for (const { against, ...candidate } of candidates) {
           const one = await transform(input, size, candidate);
           ms += one.ms;
+          cpuMs += one.cpuMs;
           if (data === undefined || one.data.byteLength < data.byteLength) data = one.data;
         }
         const score = ssim(reference, await pixels(data), { ssim: metric }).mssim;
         jpegBytes ??= data.byteLength;
-        made.set(mode, { bytes: data.byteLength, ms });
+        made.set(mode, { bytes: data.byteLength, ms, cpuMs });
         const row = rows.get(mode);
         row.bytes.push(data.byteLength);
         row.ratio.push(data.byteLength / jpegBytes);
@@ -178,6 +183,7 @@ async function measure(images) {
         if (base !== undefined) {
           row.against.push(data.byteLength / base.bytes);
           row.time.push(ms / base.ms);
+          row.cpu.push(cpuMs / base.cpuMs);
         }
       }
       process.stderr.write(`${name} @ ${width}\n`);
@@ -193,18 +199,19 @@ function report(title, images, { rows, cases }) {
     `\n${title}, codec ${codecName}: ${images.length} images, ${cases} image-width cases (widths ${WIDTHS.join(", ")}), SSIM ${metric}`,
   );
   console.log(
-    "| mode | median bytes | / JPEG q80 | / default | median SSIM | p10 SSIM | lowest SSIM | median encode ms | time / default |",
+    "| mode | median bytes | / JPEG q80 | / default | median SSIM | p10 SSIM | lowest SSIM | median encode ms | time / default | CPU / default |",
   );
-  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const [mode, row] of rows) {
     if (row.bytes.length === 0) {
-      console.log(`| ${mode} | not written by this codec | | | | | | | |`);
+      console.log(`| ${mode} | not written by this codec | | | | | | | | |`);
       continue;
     }
     const against = row.against.length === 0 ? "" : `${median(row.against).toFixed(2)}x`;
     const time = row.time.length === 0 ? "" : `${median(row.time).toFixed(2)}x`;
+    const cpu = row.cpu.length === 0 ? "" : `${median(row.cpu).toFixed(2)}x`;
     console.log(
-      `| ${mode} | ${Math.round(median(row.bytes))} | ${median(row.ratio).toFixed(2)}x | ${against} | ${median(row.ssim).toFixed(4)} | ${quantile(row.ssim, 0.1).toFixed(4)} | ${Math.min(...row.ssim).toFixed(4)} | ${median(row.ms).toFixed(1)} | ${time} |`,
+      `| ${mode} | ${Math.round(median(row.bytes))} | ${median(row.ratio).toFixed(2)}x | ${against} | ${median(row.ssim).toFixed(4)} | ${quantile(row.ssim, 0.1).toFixed(4)} | ${Math.min(...row.ssim).toFixed(4)} | ${median(row.ms).toFixed(1)} | ${time} | ${cpu} |`,
     );
   }
 }

@@ -131,6 +131,7 @@ export function startChild(
  * (the benchmark child servers call it first thing), with the samples' peak beside it
  * (`sampledPeakRss`). The samples alone miss an OCR server's short peaks by 10-20 MB; under the
  * steady loads of bench/resize-throughput.mjs and bench/delivery.mjs the two agree to the MB.
+ * A "cpu-usage" message is answered with the process's CPU time so far (`cpuMicros`, every thread).
  */
 export function reportPeakRss() {
   let peakRss = 0;
@@ -141,6 +142,10 @@ export function reportPeakRss() {
     if (message === "peak-rss") {
       const sampled = Math.max(peakRss, process.memoryUsage.rss());
       process.send({ peakRss: Math.max(sampled, statusBytes("self", "VmHWM")), sampledPeakRss: sampled });
+    }
+    if (message === "cpu-usage") {
+      const { user, system } = process.cpuUsage();
+      process.send({ cpuMicros: user + system });
     }
   });
 }

@@ -1,30 +1,21 @@
 import type { AutoQualityTarget, PixelData } from "@pixport/core/adapter-kit";
 import { encodeAtAutoQuality } from "@pixport/core/adapter-kit";
-import { ssim } from "ssim.js";
 import { type Bitmap, flatten } from "./bitmap.js";
 import { decode, type EncodeSettings, encode } from "./codecs.js";
 
 /** Formats whose quality this codec chooses itself (`output.autoQuality`). */
 export const AUTO_QUALITY_FORMATS = ["jpeg", "webp", "avif"] as const;
 
-/** RGBA pixels as ssim.js reads them. */
-type Shown = { data: Uint8ClampedArray; width: number; height: number };
-
-/** `bitmap` flattened onto `background` (a copy), as ssim.js reads it. */
-function shown(bitmap: Bitmap, background: EncodeSettings["flattenBackground"]): Shown {
+/** `bitmap` flattened onto `background` (a copy), as shown. */
+function shown(bitmap: Bitmap, background: EncodeSettings["flattenBackground"]): PixelData {
   const copy = { ...bitmap, data: Buffer.from(bitmap.data) };
   flatten(copy, background);
-  return {
-    data: new Uint8ClampedArray(copy.data.buffer, copy.data.byteOffset, copy.data.length),
-    width: copy.width,
-    height: copy.height,
-  };
+  return { data: copy.data, width: copy.width, height: copy.height, channels: 4 };
 }
 
 /**
  * Encodes `bitmap` at the lowest quality found to keep `target`'s SSIM against its own pixels
- * (`encodeAtAutoQuality`: at most five encodes). SSIM by ssim.js's `bezkrovny` algorithm, as the
- * sharp codec measures it (see its `measuredSsim`), on the outputs decoded by this codec.
+ * (`encodeAtAutoQuality`: at most five encodes), each encode decoded by this codec to be measured.
  */
 export async function encodeAutoQuality(
   bitmap: Bitmap,
@@ -37,21 +28,11 @@ export async function encodeAutoQuality(
     height: pixels.height,
   });
   const pixels: PixelData = { data: bitmap.data, width: bitmap.width, height: bitmap.height, channels: 4 };
-  const references = new Map<PixelData, Shown>();
   const { encoded, quality } = await encodeAtAutoQuality(pixels, target, settings.quality, {
     encode: (from, quality) => encode(asBitmap(from), { ...settings, quality }),
-    async similarity(reference, candidate, maxSize) {
-      let shownReference = references.get(reference);
-      if (shownReference === undefined) {
-        shownReference = shown(asBitmap(reference), settings.flattenBackground);
-        references.set(reference, shownReference);
-      }
-      const decoded = shown(
-        await decode(candidate, Number.MAX_SAFE_INTEGER, "The output"),
-        settings.flattenBackground,
-      );
-      return ssim(shownReference, decoded, { ssim: "bezkrovny", maxSize }).mssim;
-    },
+    shown: async (from) => shown(asBitmap(from), settings.flattenBackground),
+    decoded: async (candidate) =>
+      shown(await decode(candidate, Number.MAX_SAFE_INTEGER, "The output"), settings.flattenBackground),
   });
   return { data: encoded, quality };
 }

@@ -25,7 +25,6 @@ export {
   correctedQuality,
   encodeAtAutoQuality,
   type PixelData,
-  probeSsimMaxSize,
   type QualityPoint,
   qualityProbe,
   searchQuality,

@@ -1,15 +1,17 @@
+import { meanSsim, type SsimReference, ssimReference, ssimScale } from "./ssim.js";
+
 /*
  * Automatic quality (`q_auto`): the bounded search over a format's quality scale and the probe it
- * runs on, shared by the codecs that offer it. The metric is the codec's (it owns the pixels and
- * the decoders); the search needs only a pass or fail per quality.
+ * runs on, shared by the codecs that offer it. The codec encodes and decodes (it owns the encoders
+ * and decoders); the search measures SSIM itself (ssim.ts) and needs only a pass or fail per quality.
  */
 
 /** The visual-quality target of an automatic quality. */
 export interface AutoQualityTarget {
   /**
    * The lowest mean SSIM the output may have against the rendered pixels at the output's size (both
-   * flattened onto black): ssim.js's `mssim` with its defaults (Wang et al.'s algorithm on luma,
-   * after the reference implementation's downsampling to about 256 px on the shorter side), 0..1.
+   * flattened onto the output's background): {@link meanSsim}, ssim.js's `bezkrovny` mean SSIM on
+   * luma after the reference implementation's downsampling to about 256 px on the shorter side, 0..1.
    */
   ssim: number;
   /** The lowest quality the search may answer, 1..100. */
@@ -122,8 +124,8 @@ function between(low: QualityPoint, high: QualityPoint, wanted: number, previous
  * The quality to encode the whole output at once it measured `measured` at `quality` where its
  * probe measured `points`: the probe's SSIM is shifted by the difference (the output's own detail
  * where the probe's tiles had less), and the quality is where the shifted probe curve meets the
- * target: the lowest measured point that passes, else interpolated between the measured points
- * around it (up to `target.max`). `quality` itself when the output passed.
+ * target: on the chord between the measured points around it, else extrapolated from the two
+ * highest (up to `target.max`). `quality` itself when the output passed.
  */
 export function correctedQuality(
   target: AutoQualityTarget,
@@ -137,7 +139,13 @@ export function correctedQuality(
   const wanted = target.ssim + (at.ssim - measured);
   const sorted = [...points].sort((a, b) => a.quality - b.quality);
   const above = sorted.find((point) => point.quality > quality && point.ssim >= wanted);
-  if (above !== undefined) return above.quality;
+  if (above !== undefined) {
+    // On the chord from the highest measured point under it (at least `quality`'s, which fell
+    // short): SSIM is concave in quality, so the chord lies under the curve and its answer passes.
+    const below = sorted.filter((point) => point.quality >= quality && point.quality < above.quality).at(-1) ?? at;
+    const chord = below.quality + ((wanted - below.ssim) * (above.quality - below.quality)) / (above.ssim - below.ssim);
+    return Math.max(quality + 1, Math.min(above.quality, Math.ceil(chord)));
+  }
   // The two highest measured qualities give the slope to extrapolate from.
   const [first, second] = sorted.slice(-2);
   const slope =
@@ -157,20 +165,26 @@ export interface PixelData {
   channels: number;
 }
 
-/** Outputs up to this many pixels are searched whole; larger ones on a quarter of their pixels. */
-const WHOLE_PROBE_PIXELS = 65_536;
+/** Outputs up to this many pixels (128 x 128) are searched whole. */
+const WHOLE_PROBE_PIXELS = 16_384;
+/** Larger ones on about this fraction of their pixels. */
+const PROBE_FRACTION = 8;
 
 /**
  * Pixels the quality search measures for an output of `raw`'s size: the output itself up to
- * 65,536 px, else about a quarter of it: four tiles from the centres of its quadrants, joined two by
+ * 16,384 px, else about an eighth of it: four tiles from the centres of its quadrants, joined two by
  * two. The tiles keep the output's own scale (a downscaled copy has more detail per pixel, so it
  * would ask a higher quality than the output needs) and sample the whole picture rather than its
  * centre only; each side is a multiple of 16 (the encoders' blocks), so the joins fall on block
- * edges. Each measured encode then costs about a quarter of a full one.
+ * edges. Each measured encode then costs about an eighth of a full one (more for the smallest
+ * outputs, where an encode's fixed cost weighs); the whole output is measured once at the answer
+ * and corrected (encodeAtAutoQuality), so a probe that reads high costs one encode, not the target.
+ * On the photo corpus an eighth answered the bytes and SSIM a quarter did (bench/bytes.mjs), at
+ * 0.8-0.9x its search time.
  */
 export function qualityProbe(raw: PixelData): PixelData {
-  const maxPixels = Math.max(WHOLE_PROBE_PIXELS, (raw.width * raw.height) / 4);
-  if (raw.width * raw.height <= maxPixels) return raw;
+  if (raw.width * raw.height <= WHOLE_PROBE_PIXELS) return raw;
+  const maxPixels = (raw.width * raw.height) / PROBE_FRACTION;
   const scale = Math.sqrt(maxPixels / (raw.width * raw.height));
   const tile = (side: number) => Math.max(16, Math.floor((side * scale) / 2 / 16) * 16);
   const tileWidth = Math.min(tile(raw.width), Math.floor(raw.width / 2));
@@ -197,28 +211,14 @@ export function qualityProbe(raw: PixelData): PixelData {
   return { data, width, height, channels };
 }
 
-/**
- * ssim.js's `maxSize` option that measures `probe` at the scale ssim.js measures the whole
- * `output` at: its default downsampling reduces an image by `round(shorter side / 256)`, so a
- * probe smaller than the output would otherwise be compared at a finer scale (a lower SSIM).
- */
-export function probeSsimMaxSize(
-  output: { width: number; height: number },
-  probe: { width: number; height: number },
-): number {
-  const factor = Math.round(Math.min(output.width, output.height) / 256);
-  return factor > 1 ? Math.min(probe.width, probe.height) / factor : Number.MAX_SAFE_INTEGER;
-}
-
 /** What {@link encodeAtAutoQuality} needs of a codec. */
 export interface AutoQualityEncoder<Encoded> {
   /** Encodes `pixels` (the output or its probe) at `quality`. */
   encode(pixels: PixelData, quality: number): Promise<Encoded>;
-  /**
-   * The SSIM of `encoded` against `reference` as shown (both flattened onto the output's
-   * background), with `maxSize` as ssim.js's option of that name (the scale to measure at).
-   */
-  similarity(reference: PixelData, encoded: Encoded, maxSize: number): Promise<number>;
+  /** `pixels` (the output or its probe) as shown: flattened onto the output's background. */
+  shown(pixels: PixelData): Promise<PixelData>;
+  /** `encoded` decoded, as shown (flattened onto the output's background like {@link shown}). */
+  decoded(encoded: Encoded): Promise<PixelData>;
 }
 
 /**
@@ -235,7 +235,18 @@ export async function encodeAtAutoQuality<Encoded>(
 ): Promise<{ encoded: Encoded; quality: number }> {
   const probe = qualityProbe(pixels);
   const whole = probe === pixels;
-  const maxSize = (reference: PixelData) => probeSsimMaxSize(pixels, reference);
+  // A probe is measured at the whole output's scale (ssim.ts).
+  const scale = ssimScale(pixels);
+  const references = new Map<PixelData, Promise<SsimReference>>();
+  const similarity = async (reference: PixelData, encoded: Encoded) => {
+    let prepared = references.get(reference);
+    if (prepared === undefined) {
+      prepared = encoder.shown(reference).then((shown) => ssimReference(shown, scale));
+      references.set(reference, prepared);
+    }
+    const [base, candidate] = await Promise.all([prepared, encoder.decoded(encoded)]);
+    return meanSsim(base, candidate);
+  };
   const encodes = new Map<number, Encoded>();
   const searched = await searchQuality(
     target,
@@ -243,14 +254,14 @@ export async function encodeAtAutoQuality<Encoded>(
     async (quality) => {
       const encoded = await encoder.encode(probe, quality);
       if (whole) encodes.set(quality, encoded);
-      return await encoder.similarity(probe, encoded, maxSize(probe));
+      return await similarity(probe, encoded);
     },
     whole ? AUTO_QUALITY_PROBES + 1 : AUTO_QUALITY_PROBES,
   );
   let quality = searched.quality;
   let encoded = encodes.get(quality) ?? (await encoder.encode(pixels, quality));
   if (!whole) {
-    const measured = await encoder.similarity(pixels, encoded, maxSize(pixels));
+    const measured = await similarity(pixels, encoded);
     const corrected = correctedQuality(target, searched.points, quality, measured);
     if (corrected !== quality) {
       quality = corrected;

@@ -2,13 +2,15 @@ import { describe, expect, it } from "vitest";
 import {
   type AutoQualityTarget,
   correctedQuality,
-  probeSsimMaxSize,
+  encodeAtAutoQuality,
+  type PixelData,
   qualityProbe,
   searchQuality,
 } from "../src/adapter-kit.js";
 import { createImagePipeline, type ImageCodec, type TransformRequest } from "../src/index.js";
 import { AUTO_QUALITY_TARGETS } from "../src/operations/quality-levels.js";
 import { parseTokens } from "../src/operations/variant-url.js";
+import { meanSsim, ssimReference } from "../src/ssim.js";
 import { fake, live, sizeOf } from "./fake-png.js";
 import { memoryDeps } from "./memory-deps.js";
 
@@ -73,8 +75,14 @@ describe("correctedQuality", () => {
   });
 
   it("moves to where the probe's curve, shifted by the output's shortfall, meets the target", () => {
-    // The output measured 0.003 under its probe: the probe must reach 0.983, first at 64 (measured).
-    expect(correctedQuality(target, points, 58, 0.979)).toBe(64);
+    // The output measured 0.003 under its probe: the probe must reach 0.983, which the chord from
+    // 58 (0.982) to 64 (0.985) does at 60.
+    expect(correctedQuality(target, points, 58, 0.979)).toBe(60);
+    // Reaching the measured point above takes that point.
+    expect(correctedQuality(target, points, 58, 0.977)).toBe(64);
+    // The chord starts at the highest measured point under the one that passes.
+    const more = [...points, { quality: 61, ssim: 0.9825 }];
+    expect(correctedQuality(target, more, 58, 0.979)).toBe(62);
     // Beyond every measured point: extrapolated along the last slope (0.0005 per step), capped.
     expect(correctedQuality(target, points, 64, 0.978)).toBe(68);
     expect(correctedQuality(target, points, 64, 0.9)).toBe(95);
@@ -89,18 +97,20 @@ describe("qualityProbe", () => {
     return { data, width, height, channels: 1 };
   };
 
-  it("is the output itself up to 65,536 px", () => {
-    const small = raw(256, 256);
+  it("is the output itself up to 16,384 px", () => {
+    const small = raw(128, 128);
     expect(qualityProbe(small)).toBe(small);
+    const over = qualityProbe(raw(129, 128));
+    expect(over.width * over.height).toBeLessThan(129 * 128);
   });
 
-  it("takes four tiles of a larger output at its scale: about a quarter of its pixels, sides in 16s", () => {
+  it("takes four tiles of a larger output at its scale: about an eighth of its pixels, sides in 16s", () => {
     const large = raw(640, 480);
     const probe = qualityProbe(large);
     expect(probe.width % 32).toBe(0);
     expect(probe.height % 32).toBe(0);
-    expect(probe.width * probe.height).toBeLessThanOrEqual((640 * 480) / 4);
-    expect(probe.width * probe.height).toBeGreaterThan((640 * 480) / 6);
+    expect(probe.width * probe.height).toBeLessThanOrEqual((640 * 480) / 8);
+    expect(probe.width * probe.height).toBeGreaterThan((640 * 480) / 12);
     // The top-left tile is centred in the top-left quadrant: its first pixel is the output's.
     const tileWidth = probe.width / 2;
     const tileHeight = probe.height / 2;
@@ -112,17 +122,60 @@ describe("qualityProbe", () => {
     const bottom = Math.floor(360 - tileHeight / 2);
     expect(probe.data[tileHeight * probe.width + tileWidth]).toBe(large.data[bottom * 640 + right]);
   });
+});
 
-  it("measures a probe at the scale ssim.js measures the whole output at", () => {
-    // 1280 x 960: ssim.js reduces by round(960 / 256) = 4; a 640 x 480 probe must be reduced by 4 too.
-    expect(
-      Math.round(480 / probeSsimMaxSize({ width: 1280, height: 960 }, { width: 640, height: 480 })),
-    ).toBe(4);
-    // Under 384 px on the shorter side ssim.js does not reduce, nor then the probe.
-    expect(Math.round(200 / probeSsimMaxSize({ width: 480, height: 320 }, { width: 240, height: 200 }))).toBe(
-      0,
-    );
+describe("encodeAtAutoQuality", () => {
+  /** Smooth pixels with detail: a gradient crossed by stripes, RGB. */
+  const picture = (width: number, height: number): PixelData => {
+    const data = new Uint8Array(width * height * 3);
+    for (let index = 0; index < width * height; index += 1) {
+      const x = index % width;
+      const y = Math.floor(index / width);
+      data.fill(((x + y) % 200) + ((x * 13) % 40 < 20 ? 40 : 0), index * 3, index * 3 + 3);
+    }
+    return { data, width, height, channels: 3 };
+  };
+  /** An "encoder" whose error shrinks as the quality grows: every pixel moved by a fixed pattern. */
+  const noisy = (pixels: PixelData, quality: number): PixelData => ({
+    ...pixels,
+    data: Uint8Array.from(pixels.data, (value, index) => {
+      // A hash of the position: noise without a pattern that the probe's tiles would cut apart.
+      const noise = ((Math.imul(index ^ (index >>> 7), 0x9e3779b1) >>> 0) / 2 ** 32) * 2 - 1;
+      const amount = Math.round(((100 - quality) / 2) * noise);
+      return Math.max(0, Math.min(255, value + amount));
+    }),
   });
+
+  for (const [width, height] of [
+    [120, 100],
+    [640, 480],
+  ] as const) {
+    it(`answers a quality whose whole output keeps the target, in at most five encodes (${width}x${height})`, async () => {
+      const pixels = picture(width, height);
+      const encoded: { size: number; quality: number }[] = [];
+      const wanted: AutoQualityTarget = { ssim: 0.985, min: 20, max: 95 };
+      const { encoded: answer, quality } = await encodeAtAutoQuality(pixels, wanted, 80, {
+        async encode(from, quality) {
+          encoded.push({ size: from.width * from.height, quality });
+          return noisy(from, quality);
+        },
+        shown: async (from) => from,
+        decoded: async (from) => from,
+      });
+      expect(encoded.length).toBeLessThanOrEqual(5);
+      expect(answer.width * answer.height).toBe(width * height);
+      expect(meanSsim(ssimReference(pixels), answer)).toBeGreaterThanOrEqual(wanted.ssim);
+      // The answer is within a few steps of the lowest passing quality.
+      const lowest = [...Array(76).keys()]
+        .map((step) => 20 + step)
+        .find((q) => meanSsim(ssimReference(pixels), noisy(pixels, q)) >= wanted.ssim);
+      expect(lowest).toBeDefined();
+      expect(quality - lowest!, JSON.stringify(encoded)).toBeLessThanOrEqual(5);
+      // Only an output over the probe's size is searched on a smaller probe.
+      const searched = encoded.filter((one) => one.size < width * height).length;
+      expect(searched > 0).toBe(width * height > 16_384);
+    });
+  }
 });
 
 describe("q_auto in variant URLs", () => {
