@@ -124,8 +124,8 @@ function between(low: QualityPoint, high: QualityPoint, wanted: number, previous
  * The quality to encode the whole output at once it measured `measured` at `quality` where its
  * probe measured `points`: the probe's SSIM is shifted by the difference (the output's own detail
  * where the probe's tiles had less), and the quality is where the shifted probe curve meets the
- * target: on the chord between the measured points around it, else extrapolated from the two
- * highest (up to `target.max`). `quality` itself when the output passed.
+ * target: the lowest measured point that passes, else extrapolated from the two highest (up to
+ * `target.max`). `quality` itself when the output passed.
  */
 export function correctedQuality(
   target: AutoQualityTarget,
@@ -139,13 +139,10 @@ export function correctedQuality(
   const wanted = target.ssim + (at.ssim - measured);
   const sorted = [...points].sort((a, b) => a.quality - b.quality);
   const above = sorted.find((point) => point.quality > quality && point.ssim >= wanted);
-  if (above !== undefined) {
-    // On the chord from the highest measured point under it (at least `quality`'s, which fell
-    // short): SSIM is concave in quality, so the chord lies under the curve and its answer passes.
-    const below = sorted.filter((point) => point.quality >= quality && point.quality < above.quality).at(-1) ?? at;
-    const chord = below.quality + ((wanted - below.ssim) * (above.quality - below.quality)) / (above.ssim - below.ssim);
-    return Math.max(quality + 1, Math.min(above.quality, Math.ceil(chord)));
-  }
+  // The lowest measured point that passes: a point between it and the last that fell short would
+  // be a guess no encode checks (the fifth encode is the output's), and SSIM is not concave enough
+  // in quality for the chord between them to keep the target on every picture.
+  if (above !== undefined) return above.quality;
   // The two highest measured qualities give the slope to extrapolate from.
   const [first, second] = sorted.slice(-2);
   const slope =
