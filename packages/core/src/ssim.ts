@@ -31,18 +31,17 @@ interface Plane {
   height: number;
 }
 
-/** The luma of `pixels` (ITU-R BT.601 in integers, as ssim.js's default); grey images as they are. */
-function luma(pixels: PixelData): Plane {
-  const { data, width, height, channels } = pixels;
-  const plane = new Float64Array(width * height);
+/** Writes the luma of row `y` of `pixels` into `row` (ITU-R BT.601 in integers, as ssim.js's default; grey as it is). */
+function lumaRow(pixels: PixelData, y: number, row: Int32Array): void {
+  const { data, width, channels } = pixels;
+  let at = y * width * channels;
   if (channels < 3) {
-    for (let index = 0; index < plane.length; index += 1) plane[index] = data[index * channels]!;
+    for (let x = 0; x < width; x += 1, at += channels) row[x] = data[at]!;
   } else {
-    for (let index = 0, at = 0; index < plane.length; index += 1, at += channels) {
-      plane[index] = (77 * data[at]! + 150 * data[at + 1]! + 29 * data[at + 2]! + 128) >> 8;
+    for (let x = 0; x < width; x += 1, at += channels) {
+      row[x] = (77 * data[at]! + 150 * data[at + 1]! + 29 * data[at + 2]! + 128) >> 8;
     }
   }
-  return { data: plane, width, height };
 }
 
 /** Index `index` of a side of `size` mirrored at the edges (MATLAB's "symmetric" padding). */
@@ -52,36 +51,43 @@ function mirrored(index: number, size: number): number {
 }
 
 /**
- * `plane` averaged over `factor` x `factor` boxes at every `factor`-th pixel from the first, the box
- * starting `floor(factor / 2)` before it, mirrored at the edges: MATLAB's `imfilter(..., "symmetric",
- * "same")` then a stride, as ssim.js downsamples. Rows first, then columns.
+ * The luma of `pixels` averaged over `factor` x `factor` boxes at every `factor`-th pixel from the
+ * first, the box starting `floor(factor / 2)` before it, mirrored at the edges: MATLAB's
+ * `imfilter(..., "symmetric", "same")` then a stride, as ssim.js downsamples. One source row at a
+ * time, so no full-size plane is made.
  */
-function downsample(plane: Plane, factor: number): Plane {
-  if (factor <= 1) return plane;
-  const { width, height } = plane;
+function lumaPlane(pixels: PixelData, factor: number): Plane {
+  const { width, height } = pixels;
+  const row = new Int32Array(width);
+  if (factor <= 1) {
+    const data = new Float64Array(width * height);
+    for (let y = 0; y < height; y += 1) {
+      lumaRow(pixels, y, row);
+      data.set(row, y * width);
+    }
+    return { data, width, height };
+  }
   const shift = Math.floor(factor / 2);
   const outWidth = Math.ceil(width / factor);
   const outHeight = Math.ceil(height / factor);
-  const across = new Float64Array(outWidth * height);
-  for (let y = 0; y < height; y += 1) {
-    const row = y * width;
-    for (let column = 0; column < outWidth; column += 1) {
-      let sum = 0;
-      const first = column * factor - shift;
-      for (let x = first; x < first + factor; x += 1) sum += plane.data[row + mirrored(x, width)]!;
-      across[y * outWidth + column] = sum;
-    }
-  }
   const data = new Float64Array(outWidth * outHeight);
   const area = factor * factor;
-  for (let row = 0; row < outHeight; row += 1) {
-    const first = row * factor - shift;
-    for (let y = first; y < first + factor; y += 1) {
-      const from = mirrored(y, height) * outWidth;
-      for (let column = 0; column < outWidth; column += 1)
-        data[row * outWidth + column]! += across[from + column]!;
+  for (let out = 0; out < outHeight; out += 1) {
+    const line = out * outWidth;
+    for (let y = out * factor - shift; y < out * factor - shift + factor; y += 1) {
+      lumaRow(pixels, mirrored(y, height), row);
+      for (let column = 0; column < outWidth; column += 1) {
+        const first = column * factor - shift;
+        let sum = 0;
+        if (first >= 0 && first + factor <= width) {
+          for (let x = first; x < first + factor; x += 1) sum += row[x]!;
+        } else {
+          for (let x = first; x < first + factor; x += 1) sum += row[mirrored(x, width)]!;
+        }
+        data[line + column]! += sum;
+      }
     }
-    for (let column = 0; column < outWidth; column += 1) data[row * outWidth + column]! /= area;
+    for (let column = 0; column < outWidth; column += 1) data[line + column]! /= area;
   }
   return { data, width: outWidth, height: outHeight };
 }
@@ -112,7 +118,7 @@ const windowCount = (plane: Plane) => Math.ceil(plane.width / WINDOW) * Math.cei
 
 /** `reference` (the pixels as shown) prepared for {@link meanSsim}, measured at `scale` ({@link ssimScale}). */
 export function ssimReference(reference: PixelData, scale = ssimScale(reference)): SsimReference {
-  const plane = downsample(luma(reference), scale);
+  const plane = lumaPlane(reference, scale);
   const means = new Float64Array(windowCount(plane));
   const variances = new Float64Array(means.length);
   forEachWindow(plane, (window, x, y, columns, rows) => {
@@ -134,7 +140,7 @@ export function ssimReference(reference: PixelData, scale = ssimScale(reference)
 
 /** The mean SSIM of `candidate` (the same size as the reference's pixels) against `reference`, 0..1. */
 export function meanSsim(reference: SsimReference, candidate: PixelData): number {
-  const plane = downsample(luma(candidate), reference.scale);
+  const plane = lumaPlane(candidate, reference.scale);
   const { plane: base, means, variances } = reference;
   if (plane.width !== base.width || plane.height !== base.height) {
     throw new RangeError(`SSIM of ${plane.width}x${plane.height} against ${base.width}x${base.height}`);
