@@ -75,11 +75,14 @@ describe("correctedQuality", () => {
   });
 
   it("moves to where the probe's curve, shifted by the output's shortfall, meets the target", () => {
-    // The output measured 0.003 under its probe: the probe must reach 0.983, first at 64 (measured).
-    expect(correctedQuality(target, points, 58, 0.979)).toBe(64);
-    // The lowest measured point that passes, not the highest.
-    const more = [...points, { quality: 61, ssim: 0.9835 }];
-    expect(correctedQuality(target, more, 58, 0.979)).toBe(61);
+    // The output measured 0.003 under its probe: the probe must reach 0.983, aimed at 0.984, which
+    // the chord from 58 (0.982) to 64 (0.985) reaches at 62.
+    expect(correctedQuality(target, points, 58, 0.979)).toBe(62);
+    // Reaching the measured point above takes that point.
+    expect(correctedQuality(target, points, 58, 0.977)).toBe(64);
+    // The chord starts at the highest measured point under the one that passes.
+    const more = [...points, { quality: 61, ssim: 0.9825 }];
+    expect(correctedQuality(target, more, 58, 0.979)).toBe(63);
     // Beyond every measured point: extrapolated along the last slope (0.0005 per step), capped.
     expect(correctedQuality(target, points, 64, 0.978)).toBe(68);
     expect(correctedQuality(target, points, 64, 0.9)).toBe(95);
