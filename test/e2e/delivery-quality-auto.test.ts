@@ -41,7 +41,7 @@ describe.each(CODECS)("q_auto: the lowest quality within the level's SSIM target
 
   // 480 px wide, a width of bench/bytes.mjs (which measures the whole corpus at 320 to 640 px):
   // an output this large is searched on a probe, then measured whole and corrected.
-  it("keeps every photograph within the WebP target, lifting the worst above the fixed default's; eco is smaller on the median", async () => {
+  it("keeps every photograph within each format's target, lifting WebP's worst above the fixed default's; eco is smaller on the median", async () => {
     const target = AUTO_QUALITY_TARGETS.good.webp!;
     const scores = { auto: [] as number[], fixed: [] as number[] };
     const ratios: number[] = [];
@@ -56,6 +56,12 @@ describe.each(CODECS)("q_auto: the lowest quality within the level's SSIM target
       expect(scores.auto.at(-1), file).toBeGreaterThanOrEqual(target);
       const eco = await get(imageId, ["q_auto:eco", WIDTH], "webp");
       ratios.push(eco.bytes.byteLength / fixed.bytes.byteLength);
+      for (const format of ["jpeg", "avif"] as const) {
+        const other = await get(imageId, ["q_auto", WIDTH], format);
+        expect(other.headers.get("content-type"), file).toBe(`image/${format}`);
+        const score = await similarity(reference, other.bytes);
+        expect(score, `${file} as ${format}`).toBeGreaterThanOrEqual(AUTO_QUALITY_TARGETS.good[format]!);
+      }
     }
     // The fixed default leaves its hardest photographs below the target; q_auto does not.
     expect(Math.min(...scores.fixed)).toBeLessThan(Math.min(...scores.auto));
