@@ -215,6 +215,29 @@ function gatedReaders() {
   };
 }
 
+/**
+ * A native recognizer of one reader from {@link gatedReaders}, `maxQueued` calls queued at most, a
+ * 10 s deadline per call, and a count of the pool's acquisitions.
+ */
+function gatedRecognizer(maxQueued: number) {
+  const readers = gatedReaders();
+  const pool = createReaderPool(1, readers.start);
+  const acquires = counter();
+  const timeoutMs = 10_000;
+  const options = { ...tesseractTextExtractorOptionsSchema.parse({}), size: 1, maxQueued, timeoutMs };
+  const recognizer = createRecognizer(
+    { ...options, engine: "native" },
+    {
+      ...pool,
+      acquire: (signal) => {
+        acquires.add();
+        return pool.acquire(signal);
+      },
+    },
+  );
+  return { readers, pool, acquires, timeoutMs, recognizer };
+}
+
 describe("back-pressure and one deadline per call", () => {
   it("refuses calls beyond the running and queued ones at once with OCR_AT_CAPACITY", async () => {
     const extractor = createTesseractTextExtractor({ workers: 1, maxQueued: 1 });
@@ -243,26 +266,7 @@ describe("back-pressure and one deadline per call", () => {
   it("bounds a queued call by its deadline, counted from the call", async () => {
     // Fake readers the test answers, and the call deadlines' timers on a clock the test moves: the
     // order of events is the assertion, not the time anything takes.
-    const readers = gatedReaders();
-    const pool = createReaderPool(1, readers.start);
-    const acquires = counter();
-    const timeoutMs = 10_000;
-    const recognizer = createRecognizer(
-      {
-        ...tesseractTextExtractorOptionsSchema.parse({}),
-        size: 1,
-        maxQueued: 2,
-        timeoutMs,
-        engine: "native",
-      },
-      {
-        ...pool,
-        acquire: (signal) => {
-          acquires.add();
-          return pool.acquire(signal);
-        },
-      },
-    );
+    const { readers, pool, acquires, timeoutMs, recognizer } = gatedRecognizer(2);
     const image = { ...(await renderDocument()), mimeType: "image/jpeg" as const };
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
     try {
@@ -306,26 +310,7 @@ describe("a queued call whose reader comes after its deadline", () => {
     ["given back in the same turn as the deadline", false],
     ["started after it (the one before was discarded)", true],
   ])("reader %s", async (_, restart) => {
-    const readers = gatedReaders();
-    const pool = createReaderPool(1, readers.start);
-    const acquires = counter();
-    const timeoutMs = 10_000;
-    const recognizer = createRecognizer(
-      {
-        ...tesseractTextExtractorOptionsSchema.parse({}),
-        size: 1,
-        maxQueued: 1,
-        timeoutMs,
-        engine: "native",
-      },
-      {
-        ...pool,
-        acquire: (signal) => {
-          acquires.add();
-          return pool.acquire(signal);
-        },
-      },
-    );
+    const { readers, pool, acquires, timeoutMs, recognizer } = gatedRecognizer(1);
     const image = { ...(await renderDocument()), mimeType: "image/jpeg" as const };
     const held = await pool.acquire();
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });

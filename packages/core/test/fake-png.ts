@@ -1,8 +1,14 @@
-import { type Caller, type ImageCodec, isImagePipelineError, type TransformRequest } from "../src/index.js";
+import {
+  type Caller,
+  type ImageCodec,
+  isImagePipelineError,
+  type TransformRequest,
+  type VariantSigner,
+} from "../src/index.js";
 import type { TransformStepType } from "../src/transforms/steps.js";
 
-// A fake image format and codec for the core's tests of limits and budgets: nothing is decoded,
-// so a test can ask for a 50 MP image in a dozen bytes.
+// A fake image format and codec for the core's tests of limits and budgets (and a recording signer
+// for its delivery tests): nothing is decoded, so a test can ask for a 50 MP image in a dozen bytes.
 
 const PNG = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 
@@ -61,4 +67,17 @@ export async function refusal(promise: Promise<unknown>) {
   );
   if (!isImagePipelineError(error)) throw new Error(`expected a pipeline error, got ${String(error)}`);
   return error;
+}
+
+/** A signer that accepts every signature and records the paths it was asked to verify. */
+export function recordingSigner(): { signer: VariantSigner; verified: string[] } {
+  const verified: string[] = [];
+  const signer: VariantSigner = {
+    sign: async () => "ok",
+    verify: async (path) => {
+      verified.push(path);
+      return true;
+    },
+  };
+  return { signer, verified };
 }

@@ -1,23 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { createImagePipeline, type OriginSource, type VariantSigner } from "../src/index.js";
+import { createImagePipeline, type OriginSource } from "../src/index.js";
 import { AUTO_QUALITY_TARGETS } from "../src/operations/quality-levels.js";
 import { cacheToken } from "../src/operations/variant-url.js";
-import { fake, fakeCodec, live } from "./fake-png.js";
+import { fake, fakeCodec, live, recordingSigner } from "./fake-png.js";
 import { memoryDeps } from "./memory-deps.js";
 
 /** A codec that chooses WebP's quality, and a signer that accepts every signature and records what it verified. */
 function setup() {
   const { codec, calls } = fakeCodec(["resize"]);
   codec.capabilities.autoQuality = ["webp"];
-  const verified: string[] = [];
-  const signer: VariantSigner = {
-    sign: async () => "ok",
-    verify: async (path) => {
-      verified.push(path);
-      return true;
-    },
-  };
-  return { codec, calls, signer, verified };
+  return { codec, calls, ...recordingSigner() };
 }
 
 describe("q_auto and q_auto:good are one variant", () => {

@@ -1,21 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { createImagePipeline, ErrorCodes, type OriginSource, type VariantSigner } from "../src/index.js";
+import { createImagePipeline, ErrorCodes, type OriginSource } from "../src/index.js";
 import { parseOriginPath } from "../src/operations/origin-url.js";
-import { fake, fakeCodec, live, refusal } from "./fake-png.js";
+import { fake, fakeCodec, live, recordingSigner, refusal } from "./fake-png.js";
 import { memoryDeps } from "./memory-deps.js";
-
-/** A signer that accepts every signature and records the paths it was asked to verify. */
-function recordingSigner() {
-  const verified: string[] = [];
-  const signer: VariantSigner = {
-    sign: async () => "ok",
-    verify: async (path) => {
-      verified.push(path);
-      return true;
-    },
-  };
-  return { signer, verified };
-}
 
 /** The error `run` throws. */
 function thrown(run: () => unknown): { code?: string; message?: string } {
