@@ -27,6 +27,7 @@ try {
       format: job.format,
       quality: job.quality ?? 80,
       flattenBackground: { r: 0, g: 0, b: 0, alpha: 1 },
+      ...(job.autoQuality === undefined ? {} : { autoQuality: job.autoQuality }),
     },
     limits: {
       maxInputPixels: DEFAULT_LIMITS.maxInputPixels,

@@ -11,14 +11,17 @@
 // (libvips loaded); CPU is user + system of every thread, which a loaded machine leaves as it is
 // (the jobs run without the deadline, so that a busy machine does not stop them).
 //
-// Run: node bench/memory.mjs [format ...]   (BENCH_PARALLEL=n runs n children at once; default 1)
+// Run: node bench/memory.mjs [--auto-quality] [format ...]   (BENCH_PARALLEL=n runs n children at
+// once; default 1). `--auto-quality` encodes with `q_auto` (the codec's quality search at the `good`
+// target) where the format has one: the search holds the output's pixels, a probe and a decoded
+// candidate beside the encoder.
 import { execFile } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { DEFAULT_LIMITS, IMAGE_FORMATS, memoryBudgetOptionsSchema } from "@pixport/core";
-import { estimateJobBytes } from "@pixport/core/internal";
+import { DEFAULT_LIMITS, IMAGE_FORMATS } from "@pixport/core";
+import { AUTO_QUALITY_TARGETS, estimateJobBytes, memoryBudgetOptionsSchema } from "@pixport/core/internal";
 
 const run = promisify(execFile);
 const MB = 1024 * 1024;
@@ -69,13 +72,24 @@ function largestAllowed(format, stepsFor) {
   let low = 0;
   while (low < high) {
     const middle = Math.ceil((low + high) / 2);
-    if (estimateJobBytes(input, stepsFor(middle), 1, format) <= budget) low = middle;
-    else high = middle - 1;
+    if (estimateJobBytes(input, stepsFor(middle), 1, format, autoTarget(format) !== undefined) <= budget) {
+      low = middle;
+    } else high = middle - 1;
   }
   return low;
 }
 
-const formats = process.argv.slice(2).length > 0 ? process.argv.slice(2) : IMAGE_FORMATS;
+const args = process.argv.slice(2);
+const autoQuality = args.includes("--auto-quality");
+const named = args.filter((arg) => arg !== "--auto-quality");
+const formats = named.length > 0 ? named : IMAGE_FORMATS;
+/** The search's range per format (packages/core/src/operations/quality-levels.ts). */
+const RANGES = { jpeg: { min: 30, max: 95 }, webp: { min: 30, max: 95 }, avif: { min: 20, max: 90 } };
+/** The `good` target of `format` with its range, for `--auto-quality`; none for lossless formats. */
+const autoTarget = (format) => {
+  const ssim = AUTO_QUALITY_TARGETS.good[format];
+  return autoQuality && ssim !== undefined ? { ssim, ...RANGES[format] } : undefined;
+};
 const jobs = [];
 for (const format of formats) {
   for (const [name, stepsFor] of [
@@ -89,7 +103,7 @@ for (const format of formats) {
       format,
       name: `${name} to ${s}²`,
       steps,
-      estimate: estimateJobBytes(input, steps, 1, format),
+      estimate: estimateJobBytes(input, steps, 1, format, autoTarget(format) !== undefined),
     });
   }
 }
@@ -110,7 +124,13 @@ await Promise.all(
           child,
           // No deadline: the job's CPU time is the figure that decides whether it fits in
           // `maxJobMs`; on a machine shared with other work the wall time would stop it early.
-          JSON.stringify({ source, steps: job.steps, format: job.format, timeoutMs: 3_600_000 }),
+          JSON.stringify({
+            source,
+            steps: job.steps,
+            format: job.format,
+            autoQuality: autoTarget(job.format),
+            timeoutMs: 3_600_000,
+          }),
         ],
         { maxBuffer: 1 << 20 },
       );
@@ -119,7 +139,9 @@ await Promise.all(
   }),
 );
 
-console.log(`budget ${Math.round(budget / MB)} MB; source ${side} x ${side} JPEG; default limits`);
+console.log(
+  `budget ${Math.round(budget / MB)} MB; source ${side} x ${side} JPEG; default limits${autoQuality ? "; q_auto" : ""}`,
+);
 console.log(
   "format  request                       peak-base MB  estimate MB  peak/est  CPU s  wall s  output",
 );

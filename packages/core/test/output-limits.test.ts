@@ -1,7 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { createImagePipeline, DEFAULT_LIMITS, type ImageFormat } from "../src/index.js";
 import { outputPixelsIssue } from "../src/limits.js";
-import { ENCODER_BYTES_PER_PIXEL, estimateJobBytes } from "../src/policies/memory-budget.js";
+import {
+  AUTO_QUALITY_BYTES_PER_PIXEL,
+  ENCODER_BYTES_PER_PIXEL,
+  estimateJobBytes,
+} from "../src/policies/memory-budget.js";
 import { fake, fakeCodec, live, refusal } from "./fake-png.js";
 import { memoryDeps } from "./memory-deps.js";
 
@@ -47,6 +51,10 @@ describe("the memory estimate of a job's encoder", () => {
     const large = estimateJobBytes(input, to(1000), 1, "avif") - estimateJobBytes(input, to(1000));
     expect(large).toBe(4 * small);
     expect(estimateJobBytes(input, to(500), 3, "gif")).toBe(3 * estimateJobBytes(input, to(500), 1, "gif"));
+    // A quality search holds copies of the output beside the encoder.
+    expect(
+      estimateJobBytes(input, to(500), 1, "webp", true) - estimateJobBytes(input, to(500), 1, "webp"),
+    ).toBe(500 * 500 * AUTO_QUALITY_BYTES_PER_PIXEL);
   });
 });
 
@@ -71,6 +79,31 @@ describe("the budget with the encoder counted", () => {
     // The same variant in JPEG fits (its encoder streams).
     await pipeline.deliverVariant({ imageId: image.id, file: "h_4000,rot_45,w_4000.jpg", signature: "_" });
     expect(calls.length).toBe(uploads + 1);
+  });
+});
+
+describe("the budget with a quality search counted", () => {
+  it("refuses q_auto on a 7000 x 7000 JPEG that fits at a fixed quality, with a 422 before the codec runs", async () => {
+    const { codec, calls } = recordingCodec();
+    codec.capabilities.autoQuality = ["jpeg"];
+    const pipeline = createImagePipeline(memoryDeps(codec), {
+      delivery: { allowUnsigned: true },
+      memoryBudget: {},
+    });
+    const image = await pipeline.uploadImage(live, { name: "large", image: fake(7071, 7071) });
+    await pipeline.publishImage(live, { imageId: image.id });
+    const uploads = calls.length;
+    const refused = await refusal(
+      pipeline.deliverVariant({ imageId: image.id, file: "h_7000,q_auto,w_7000.jpg", signature: "_" }),
+    );
+    expect(refused.code).toBe("IMAGE_TOO_LARGE");
+    expect(refused.issues[0]?.message).toMatch(/^needs about \d+ MB of pixel memory/);
+    expect(calls.length).toBe(uploads);
+    await pipeline.deliverVariant({ imageId: image.id, file: "h_7000,w_7000.jpg", signature: "_" });
+    expect(calls.length).toBe(uploads + 1);
+    expect(calls.at(-1)?.output.autoQuality).toBeUndefined();
+    await pipeline.deliverVariant({ imageId: image.id, file: "h_3000,q_auto,w_3000.jpg", signature: "_" });
+    expect(calls.at(-1)?.output.autoQuality).toBeDefined();
   });
 });
 

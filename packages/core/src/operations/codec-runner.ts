@@ -39,13 +39,20 @@ export async function withMemory<T>(
     factor?: number | undefined;
     /** The format the job encodes to (its encoder's working set is part of the estimate); none when absent. */
     format?: ImageFormat | undefined;
+    /** Whether the encode searches its quality (`output.autoQuality`: the search's copies count too). */
+    autoQuality?: boolean | undefined;
   },
   task: () => Promise<T>,
 ): Promise<T> {
   if (context.memory === undefined) return task();
   const bytes = Math.ceil(
-    estimateJobBytes(job.input, job.steps, Math.max(1, job.frames ?? 1), job.format) *
-      Math.max(1, job.factor ?? 1),
+    estimateJobBytes(
+      job.input,
+      job.steps,
+      Math.max(1, job.frames ?? 1),
+      job.format,
+      job.autoQuality === true,
+    ) * Math.max(1, job.factor ?? 1),
   );
   const release = await context.memory.reserve(bytes, job.field, job.signal);
   try {
@@ -202,6 +209,7 @@ export async function runCodec(context: PipelineContext, job: CodecJob): Promise
       frames: memory.frames,
       factor: memory.factor,
       format: job.output.format,
+      autoQuality: job.output.autoQuality !== undefined,
     },
     checked,
   );

@@ -90,17 +90,28 @@ export const ENCODER_BYTES_PER_PIXEL: Readonly<Record<ImageFormat, number>> = Ob
 });
 
 /**
+ * What an automatic-quality search holds beside the encoder, bytes per output pixel: the output's
+ * pixels outside the pipeline, the whole output decoded to be measured, its flattened reference
+ * when it has alpha, and the probe (an eighth): 4 + 3 + 3 + 0.5, rounded up. Measured by
+ * `node bench/memory.mjs --auto-quality`: a JPEG of 9511 x 9511 peaked 580 MB (6.4 bytes per pixel,
+ * RGB) above the same encode at a fixed quality.
+ */
+export const AUTO_QUALITY_BYTES_PER_PIXEL = 12;
+
+/**
  * Peak memory of a job on an input of `input` px running `steps` and encoding to `format`, before
  * anything is decoded: the input plus the largest image the steps materialise (a rotation's grown
  * canvas, a resize's output, a stage with its overlays clipped to the base they land on), times
  * the frames and {@link COPIES}, plus the encoder's working set for the final size
- * ({@link ENCODER_BYTES_PER_PIXEL}; none without `format`: a decode for facts encodes nothing).
+ * ({@link ENCODER_BYTES_PER_PIXEL}; none without `format`: a decode for facts encodes nothing), plus
+ * the quality search's ({@link AUTO_QUALITY_BYTES_PER_PIXEL}) when `autoQuality`.
  */
 export function estimateJobBytes(
   input: Size,
   steps: readonly TransformStep[],
   frames = 1,
   format?: ImageFormat,
+  autoQuality = false,
 ): number {
   let size = input;
   let largest = input.width * input.height;
@@ -121,7 +132,11 @@ export function estimateJobBytes(
     largest = Math.max(largest, stage, size.width * size.height);
   }
   const pixels = (input.width * input.height + largest) * BYTES_PER_PIXEL * COPIES;
-  const encoder = format === undefined ? 0 : size.width * size.height * ENCODER_BYTES_PER_PIXEL[format];
+  const perPixel =
+    format === undefined
+      ? 0
+      : ENCODER_BYTES_PER_PIXEL[format] + (autoQuality ? AUTO_QUALITY_BYTES_PER_PIXEL : 0);
+  const encoder = size.width * size.height * perPixel;
   return Math.ceil((pixels + encoder) * frames);
 }
 
