@@ -58,51 +58,52 @@ describe("the memory estimate of a job's encoder", () => {
   });
 });
 
-describe("the budget with the encoder counted", () => {
-  it("refuses rot_45 of 50 megapixels to an allowed-size AVIF with a 422 before the codec runs", async () => {
-    const { codec, calls } = recordingCodec();
-    const pipeline = createImagePipeline(memoryDeps(codec), {
-      delivery: { allowUnsigned: true },
-      memoryBudget: {},
-    });
-    const image = await pipeline.uploadImage(live, { name: "large", image: fake(7071, 7071) });
-    await pipeline.publishImage(live, { imageId: image.id });
-    const uploads = calls.length;
-    // The output (4000 x 4000) is within AVIF's limit; the rotated 10000 x 10000 canvas and the
-    // encoder together are not within the default 1 GiB.
-    const refused = await refusal(
-      pipeline.deliverVariant({ imageId: image.id, file: "h_4000,rot_45,w_4000.avif", signature: "_" }),
-    );
+/**
+ * A pipeline with the default memory budget and a published 50-megapixel image, and a check that a
+ * variant is refused for its pixel memory with a 422 before the codec runs.
+ */
+async function budgeted(autoQuality: ImageFormat[] = []) {
+  const { codec, calls } = recordingCodec();
+  codec.capabilities.autoQuality = autoQuality;
+  const pipeline = createImagePipeline(memoryDeps(codec), {
+    delivery: { allowUnsigned: true },
+    memoryBudget: {},
+  });
+  const image = await pipeline.uploadImage(live, { name: "large", image: fake(7071, 7071) });
+  await pipeline.publishImage(live, { imageId: image.id });
+  const deliver = (file: string) => pipeline.deliverVariant({ imageId: image.id, file, signature: "_" });
+  const refusedForMemory = async (file: string) => {
+    const before = calls.length;
+    const refused = await refusal(deliver(file));
     expect(refused.code).toBe("IMAGE_TOO_LARGE");
     expect(refused.issues[0]?.message).toMatch(/^needs about \d+ MB of pixel memory/);
-    expect(calls.length).toBe(uploads);
+    expect(calls.length).toBe(before);
+  };
+  return { calls, deliver, refusedForMemory };
+}
+
+describe("the budget with the encoder counted", () => {
+  it("refuses rot_45 of 50 megapixels to an allowed-size AVIF with a 422 before the codec runs", async () => {
+    const { calls, deliver, refusedForMemory } = await budgeted();
+    // The output (4000 x 4000) is within AVIF's limit; the rotated 10000 x 10000 canvas and the
+    // encoder together are not within the default 1 GiB.
+    await refusedForMemory("h_4000,rot_45,w_4000.avif");
     // The same variant in JPEG fits (its encoder streams).
-    await pipeline.deliverVariant({ imageId: image.id, file: "h_4000,rot_45,w_4000.jpg", signature: "_" });
+    const uploads = calls.length;
+    await deliver("h_4000,rot_45,w_4000.jpg");
     expect(calls.length).toBe(uploads + 1);
   });
 });
 
 describe("the budget with a quality search counted", () => {
   it("refuses q_auto on a 7000 x 7000 JPEG that fits at a fixed quality, with a 422 before the codec runs", async () => {
-    const { codec, calls } = recordingCodec();
-    codec.capabilities.autoQuality = ["jpeg"];
-    const pipeline = createImagePipeline(memoryDeps(codec), {
-      delivery: { allowUnsigned: true },
-      memoryBudget: {},
-    });
-    const image = await pipeline.uploadImage(live, { name: "large", image: fake(7071, 7071) });
-    await pipeline.publishImage(live, { imageId: image.id });
+    const { calls, deliver, refusedForMemory } = await budgeted(["jpeg"]);
+    await refusedForMemory("h_7000,q_auto,w_7000.jpg");
     const uploads = calls.length;
-    const refused = await refusal(
-      pipeline.deliverVariant({ imageId: image.id, file: "h_7000,q_auto,w_7000.jpg", signature: "_" }),
-    );
-    expect(refused.code).toBe("IMAGE_TOO_LARGE");
-    expect(refused.issues[0]?.message).toMatch(/^needs about \d+ MB of pixel memory/);
-    expect(calls.length).toBe(uploads);
-    await pipeline.deliverVariant({ imageId: image.id, file: "h_7000,w_7000.jpg", signature: "_" });
+    await deliver("h_7000,w_7000.jpg");
     expect(calls.length).toBe(uploads + 1);
     expect(calls.at(-1)?.output.autoQuality).toBeUndefined();
-    await pipeline.deliverVariant({ imageId: image.id, file: "h_3000,q_auto,w_3000.jpg", signature: "_" });
+    await deliver("h_3000,q_auto,w_3000.jpg");
     expect(calls.at(-1)?.output.autoQuality).toBeDefined();
   });
 });
